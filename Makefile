@@ -1,0 +1,43 @@
+# Two commands do all the set-up on a fresh Debian machine: `make demo` and `make test`.
+SHELL := /bin/bash
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.setup-stamp
+APT_STAMP := /usr/share/java/zookeeper.jar
+
+.PHONY: setup demo test bench bench-full lint proto clean
+
+setup: $(STAMP)
+
+$(APT_STAMP):
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeper
+
+$(STAMP): $(APT_STAMP) requirements.lock pyproject.toml
+	test -x $(PY) || python3.11 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -r requirements.lock
+	$(PY) -m pip install -q --no-deps -e .
+	touch $(STAMP)
+
+demo: setup
+	$(PY) examples/demo.py
+
+test: setup
+	$(PY) -m pytest -q tests
+
+bench: setup
+	$(PY) -m bench --quick
+
+bench-full: setup
+	$(PY) -m bench --full
+
+lint: setup
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check . || true
+
+proto: setup
+	$(PY) -m fluss.rpc.codegen
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,178 @@
+"""FlussAdmin: databases, tables, partitions, offsets and cluster nodes (the official client's admin API).
+
+The calls themselves (``AdminCalls``) run on the connection's I/O thread, the one event loop in the process
+that talks gRPC; ``FlussAdmin`` forwards each method there and awaits it from the caller's loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+
+from fluss.client.cluster_client import ClusterClient
+from fluss.client.io_thread import IoThread
+from fluss.errors import ErrorCode, FlussError
+from fluss.metadata import (
+    DatabaseDescriptor,
+    DatabaseInfo,
+    OffsetSpec,
+    PartitionInfo,
+    ServerNode,
+    TableBucket,
+    TableDescriptor,
+    TableInfo,
+    TablePath,
+)
+from fluss.rpc.errors import to_error
+from fluss.rpc.gen import fluss_api_pb2 as pb
+
+
+class AdminCalls:
+    def __init__(self, client: ClusterClient) -> None:
+        self._c = client
+
+    async def create_database(self, database_name: str, database_descriptor: DatabaseDescriptor | None = None,
+                              ignore_if_exists: bool = False) -> None:
+        desc = database_descriptor or DatabaseDescriptor()
+        await self._c.admin_call("CreateDatabase", pb.CreateDatabaseRequest(
+            database_name=database_name, descriptor=desc.to_pb(), ignore_if_exists=ignore_if_exists))
+
+    async def drop_database(self, database_name: str, ignore_if_not_exists: bool = False, cascade: bool = True) -> None:
+        await self._c.admin_call("DropDatabase", pb.DropDatabaseRequest(
+            database_name=database_name, ignore_if_not_exists=ignore_if_not_exists, cascade=cascade))
+
+    async def list_databases(self) -> list[str]:
+        return list((await self._c.admin_call("ListDatabases", pb.ListDatabasesRequest())).database_names)
+
+    async def database_exists(self, database_name: str) -> bool:
+        return (await self._c.admin_call("DatabaseExists", pb.DatabaseExistsRequest(database_name=database_name))).exists
+
+    async def get_database_info(self, database_name: str) -> DatabaseInfo:
+        resp = await self._c.admin_call("GetDatabaseInfo", pb.GetDatabaseInfoRequest(database_name=database_name))
+        return DatabaseInfo.from_pb(resp.database_info)
+
+    async def create_table(self, table_path: TablePath, table_descriptor: TableDescriptor,
+                           ignore_if_exists: bool | None = False) -> None:
+        await self._c.admin_call("CreateTable", pb.CreateTableRequest(
+            table_path=table_path.to_pb(), descriptor=table_descriptor.to_pb(), ignore_if_exists=bool(ignore_if_exists)))
+
+    async def drop_table(self, table_path: TablePath, ignore_if_not_exists: bool = False) -> None:
+        await self._c.admin_call("DropTable", pb.DropTableRequest(table_path=table_path.to_pb(),
+                                                                  ignore_if_not_exists=ignore_if_not_exists))
+        self._c.tables.pop(table_path, None)
+
+    async def get_table_info(self, table_path: TablePath) -> TableInfo:
+        resp = await self._c.admin_call("GetTableInfo", pb.GetTableInfoRequest(table_path=table_path.to_pb()))
+        return TableInfo.from_pb(resp.table_info)
+
+    async def list_tables(self, database_name: str) -> list[str]:
+        return list((await self._c.admin_call("ListTables", pb.ListTablesRequest(database_name=database_name))).table_names)
+
+    async def table_exists(self, table_path: TablePath) -> bool:
+        return (await self._c.admin_call("TableExists", pb.TableExistsRequest(table_path=table_path.to_pb()))).exists
+
+    async def create_partition(self, table_path: TablePath, partition_spec: dict[str, str],
+                               ignore_if_exists: bool = False) -> None:
+        await self._c.admin_call("CreatePartition", pb.CreatePartitionRequest(
+            table_path=table_path.to_pb(), partition_spec={k: str(v) for k, v in partition_spec.items()},
+            ignore_if_exists=ignore_if_exists))
+
+    async def drop_partition(self, table_path: TablePath, partition_spec: dict[str, str],
+                             ignore_if_not_exists: bool = False) -> None:
+        await self._c.admin_call("DropPartition", pb.DropPartitionRequest(
+            table_path=table_path.to_pb(), partition_spec={k: str(v) for k, v in partition_spec.items()},
+            ignore_if_not_exists=ignore_if_not_exists))
+
+    async def list_partition_infos(self, table_path: TablePath,
+                                   partition_spec: dict[str, str] | None = None) -> list[PartitionInfo]:
+        resp = await self._c.admin_call("ListPartitionInfos", pb.ListPartitionInfosRequest(
+            table_path=table_path.to_pb(), partition_spec={k: str(v) for k, v in (partition_spec or {}).items()}))
+        return [PartitionInfo.from_pb(p) for p in resp.partitions]
+
+    async def get_server_nodes(self) -> list[ServerNode]:
+        resp = await self._c.admin_call("GetServerNodes", pb.GetServerNodesRequest())
+        return [ServerNode.from_pb(n) for n in resp.nodes]
+
+    async def list_offsets(self, table_path: TablePath, bucket_ids: list[int], offset_spec: OffsetSpec) -> dict[int, int]:
+        return await self._list_offsets(table_path, None, bucket_ids, offset_spec)
+
+    async def list_partition_offsets(self, table_path: TablePath, partition_name: str, bucket_ids: list[int],
+                                     offset_spec: OffsetSpec) -> dict[int, int]:
+        return await self._list_offsets(table_path, partition_name, bucket_ids, offset_spec)
+
+    async def _list_offsets(self, path: TablePath, partition_name: str | None, bucket_ids: list[int],
+                            spec: OffsetSpec) -> dict[int, int]:
+        for attempt in range(20):
+            refresh = attempt > 0
+            if partition_name is not None:
+                await self._c.update_metadata([path], partitions=[(path, partition_name)])
+            meta = await self._c.table(path, refresh=refresh)
+            pid = meta.partitions.get(partition_name) if partition_name is not None else None
+            if partition_name is None and meta.info.is_partitioned():
+                raise FlussError(f"Table '{path}' is partitioned: use list_partition_offsets",
+                                 ErrorCode.PARTITION_NOT_EXISTS)
+            by_leader: dict[str, list[int]] = {}
+            for b in bucket_ids:
+                if b < 0 or b >= meta.info.num_buckets:
+                    raise FlussError(f"Bucket {b} does not exist in table '{path}' ({meta.info.num_buckets} buckets)",
+                                     ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+                addr = self._c.leader_address(meta, TableBucket(meta.info.table_id, b, pid))
+                by_leader.setdefault(addr or "", []).append(b)
+            if "" in by_leader:
+                await asyncio.sleep(0.1 * attempt)
+                continue
+            out: dict[int, int] = {}
+            retry = False
+            for addr, buckets in by_leader.items():
+                resp = await self._c.tablet_stub(addr).ListOffsets(pb.ListOffsetsRequest(
+                    follower_id=-1, offset_type=spec.kind, timestamp=spec.timestamp_ms, table_id=meta.info.table_id,
+                    partition_id=-1 if pid is None else pid, bucket_ids=buckets), timeout=30)
+                for r in resp.buckets:
+                    err = to_error(r.error)
+                    if err is not None:
+                        if err.is_retriable:
+                            retry = True
+                            continue
+                        raise err
+                    out[r.bucket_id] = r.offset
+            if not retry:
+                return out
+            await asyncio.sleep(0.1 * attempt)
+        raise FlussError(f"Could not list offsets of '{path}': bucket leaders unavailable",
+                         ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+
+
+
+PUBLIC_METHODS = [
+    "create_database", "drop_database", "list_databases", "database_exists", "get_database_info", "create_table",
+    "drop_table", "get_table_info", "list_tables", "table_exists", "create_partition", "drop_partition",
+    "list_partition_infos", "get_server_nodes", "list_offsets", "list_partition_offsets",
+]
+
+
+class FlussAdmin:
+    """Admin API of a connection (``connection.get_admin()``); every method is a coroutine."""
+
+    def __init__(self, io: IoThread) -> None:
+        self._io = io
+        self._calls = AdminCalls(io.client)
+
+    def __repr__(self) -> str:
+        return f"FlussAdmin(bootstrap={self._io.client.bootstrap})"
+
+
+def _forward(name: str):
+    impl = getattr(AdminCalls, name)
+
+    async def method(self: FlussAdmin, *args, **kwargs):
+        return await self._io.wait(getattr(self._calls, name)(*args, **kwargs))
+
+    method.__name__ = name
+    method.__qualname__ = f"FlussAdmin.{name}"
+    method.__doc__ = impl.__doc__
+    method.__signature__ = inspect.signature(impl)
+    return method
+
+
+for _name in PUBLIC_METHODS:
+    setattr(FlussAdmin, _name, _forward(_name))

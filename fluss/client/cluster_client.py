@@ -1,0 +1,126 @@
+"""The client's view of the cluster: which coordinator is active, the servers, and where each bucket leads.
+
+Admin calls go to the active coordinator; the bootstrap list is tried in turn when a coordinator is down or
+answers that it is not active (coordinator failover). Table and partition metadata is cached and refreshed
+on demand (e.g. after a NOT_LEADER_OR_FOLLOWER error).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass, field
+
+import grpc
+
+from fluss.client.config import Config
+from fluss.errors import ErrorCode, FlussError
+from fluss.metadata import ServerNode, TableBucket, TableInfo, TablePath
+from fluss.rpc.channels import ChannelPool
+from fluss.rpc.errors import raise_for_error
+from fluss.rpc.gen import fluss_api_pb2 as pb
+
+_FAILOVER_CODES = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
+
+
+@dataclass
+class TableMetadata:
+    info: TableInfo
+    leaders: dict[TableBucket, int] = field(default_factory=dict)  # bucket -> leader server id (-1 none)
+    partitions: dict[str, int] = field(default_factory=dict)  # partition name -> id
+
+
+class ClusterClient:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.channels = ChannelPool()
+        self.bootstrap = [a.strip() for a in str(config.bootstrap_servers).split(",") if a.strip()]
+        if not self.bootstrap:
+            raise FlussError("'bootstrap.servers' is empty: give at least one host:port", ErrorCode.CLIENT_ERROR)
+        self._active: str | None = None
+        self.servers: dict[int, ServerNode] = {}
+        self.tables: dict[TablePath, TableMetadata] = {}
+        self.partition_names: dict[int, str] = {}
+        self.request_timeout_s = config.request_timeout_ms / 1000
+
+    # ------------------------------------------------------------ coordinator calls
+
+    async def admin_call(self, method: str, request, timeout_s: float | None = None):
+        """Calls an AdminService method on the active coordinator; raises FlussError for an error response."""
+        deadline = time.monotonic() + (timeout_s or self.request_timeout_s)
+        last: Exception | None = None
+        while True:
+            candidates = ([self._active] if self._active else []) + [a for a in self.bootstrap if a != self._active]
+            for address in candidates:
+                try:
+                    resp = await getattr(self.channels.admin(address), method)(request, timeout=5)
+                except grpc.aio.AioRpcError as e:
+                    if e.code() not in _FAILOVER_CODES:
+                        raise FlussError(f"{method} to {address} failed: {e.code().name} {e.details()}",
+                                         ErrorCode.NETWORK_EXCEPTION) from None
+                    last = e
+                    if self._active == address:
+                        self._active = None
+                    continue
+                if resp.error.code == ErrorCode.INVALID_COORDINATOR_EXCEPTION:
+                    last = FlussError(resp.error.message, resp.error.code)
+                    if self._active == address:
+                        self._active = None
+                    continue
+                self._active = address
+                raise_for_error(resp.error)
+                return resp
+            if time.monotonic() >= deadline:
+                detail = f"{type(last).__name__}: {last}" if last else "no answer"
+                raise FlussError(f"No active coordinator reachable at {', '.join(self.bootstrap)} ({detail})",
+                                 ErrorCode.NETWORK_EXCEPTION)
+            await asyncio.sleep(0.1)
+
+    # ------------------------------------------------------------ metadata
+
+    async def update_metadata(self, table_paths: list[TablePath] = (), partitions: list[tuple[TablePath, str]] = (),
+                              partition_ids: list[int] = ()) -> pb.GetMetadataResponse:
+        req = pb.GetMetadataRequest(
+            table_paths=[p.to_pb() for p in table_paths],
+            partitions=[pb.PartitionRefPb(table_path=p.to_pb(), partition_name=n) for p, n in partitions],
+            partition_ids=list(partition_ids))
+        resp = await self.admin_call("GetMetadata", req)
+        self.servers = {n.id: ServerNode.from_pb(n) for n in resp.tablet_servers}
+        by_id: dict[int, TableMetadata] = {}
+        for t in resp.tables:
+            info = TableInfo.from_pb(t.table_info)
+            old = self.tables.get(info.table_path)
+            meta = TableMetadata(info, partitions=dict(old.partitions) if old and old.info.table_id == info.table_id
+                                 else {})
+            if old and old.info.table_id == info.table_id:
+                meta.leaders = dict(old.leaders)
+            for b in t.buckets:
+                meta.leaders[TableBucket(info.table_id, b.bucket_id)] = b.leader_id
+            self.tables[info.table_path] = meta
+        for meta in self.tables.values():
+            by_id[meta.info.table_id] = meta
+        for p in resp.partitions:
+            meta = by_id.get(p.table_id)
+            if meta is None:
+                continue
+            meta.partitions[p.partition_name] = p.partition_id
+            self.partition_names[p.partition_id] = p.partition_name
+            for b in p.buckets:
+                meta.leaders[TableBucket(p.table_id, b.bucket_id, p.partition_id)] = b.leader_id
+        return resp
+
+    async def table(self, path: TablePath, refresh: bool = False) -> TableMetadata:
+        if refresh or path not in self.tables:
+            await self.update_metadata([path])
+        return self.tables[path]
+
+    def leader_address(self, meta: TableMetadata, tb: TableBucket) -> str | None:
+        leader = meta.leaders.get(tb, -1)
+        node = self.servers.get(leader)
+        return node.address if node else None
+
+    def tablet_stub(self, address: str):
+        return self.channels.tablet(address)
+
+    async def close(self) -> None:
+        await self.channels.close()

@@ -1,0 +1,119 @@
+"""Client configuration: the official Python client's ``Config`` (Fluss client keys, un-prefixed;
+``client.``-prefixed keys as used in Flink options are accepted too)."""
+
+from __future__ import annotations
+
+from fluss.config_values import parse_bool, parse_duration_ms, parse_int, parse_memory_size
+
+BOOTSTRAP_SERVERS = "bootstrap.servers"
+WRITER_ACKS = "writer.acks"
+WRITER_RETRIES = "writer.retries"
+WRITER_BATCH_SIZE = "writer.batch-size"
+WRITER_BATCH_TIMEOUT = "writer.batch-timeout"
+WRITER_REQUEST_MAX_SIZE = "writer.request-max-size"
+WRITER_ENABLE_IDEMPOTENCE = "writer.enable-idempotence"
+WRITER_BUFFER_MEMORY_SIZE = "writer.buffer.memory-size"
+WRITER_BUFFER_WAIT_TIMEOUT = "writer.buffer.wait-timeout"
+WRITER_BUCKET_NO_KEY_ASSIGNER = "writer.bucket.no-key-assigner"
+WRITER_DYNAMIC_CREATE_PARTITION = "writer.dynamic-create-partition.enabled"
+WRITER_MAX_INFLIGHT_PER_BUCKET = "writer.max-inflight-requests-per-bucket"
+SCANNER_MAX_POLL_RECORDS = "scanner.log.max-poll-records"
+SCANNER_FETCH_MAX_BYTES = "scanner.log.fetch.max-bytes"
+SCANNER_FETCH_MAX_BYTES_FOR_BUCKET = "scanner.log.fetch.max-bytes-for-bucket"
+SCANNER_FETCH_MIN_BYTES = "scanner.log.fetch.min-bytes"
+SCANNER_FETCH_WAIT_MAX_TIME = "scanner.log.fetch.wait-max-time"
+SCANNER_CHECK_CRC = "scanner.log.check-crc"
+LOOKUP_MAX_BATCH_SIZE = "lookup.max-batch-size"
+LOOKUP_BATCH_TIMEOUT = "lookup.batch-timeout"
+CONNECT_TIMEOUT = "connect-timeout"
+REQUEST_TIMEOUT = "request-timeout"
+
+DEFAULTS = {
+    BOOTSTRAP_SERVERS: "127.0.0.1:9123",
+    WRITER_ACKS: "all",
+    WRITER_RETRIES: str(2**31 - 1),
+    WRITER_BATCH_SIZE: "2mb",
+    WRITER_BATCH_TIMEOUT: "100ms",
+    WRITER_REQUEST_MAX_SIZE: "10mb",
+    WRITER_ENABLE_IDEMPOTENCE: "true",
+    WRITER_BUFFER_MEMORY_SIZE: "64mb",
+    WRITER_BUFFER_WAIT_TIMEOUT: "2147483647ms",
+    WRITER_BUCKET_NO_KEY_ASSIGNER: "STICKY",
+    WRITER_DYNAMIC_CREATE_PARTITION: "true",
+    WRITER_MAX_INFLIGHT_PER_BUCKET: "5",
+    SCANNER_MAX_POLL_RECORDS: "500",
+    SCANNER_FETCH_MAX_BYTES: "16mb",
+    SCANNER_FETCH_MAX_BYTES_FOR_BUCKET: "1mb",
+    SCANNER_FETCH_MIN_BYTES: "1",
+    SCANNER_FETCH_WAIT_MAX_TIME: "500ms",
+    SCANNER_CHECK_CRC: "true",
+    LOOKUP_MAX_BATCH_SIZE: "128",
+    LOOKUP_BATCH_TIMEOUT: "100ms",
+    CONNECT_TIMEOUT: "120s",
+    REQUEST_TIMEOUT: "30s",
+}
+
+
+def _prop(key: str, kind: str):
+    def getter(self: Config):
+        raw = self.get(key)
+        if kind == "bytes":
+            return parse_memory_size(raw, key)
+        if kind == "ms":
+            return parse_duration_ms(raw if not str(raw).isdigit() else f"{raw}ms", key)
+        if kind == "int":
+            return parse_int(raw, key)
+        if kind == "bool":
+            return parse_bool(raw, key)
+        return raw
+
+    def setter(self: Config, value) -> None:
+        self.set(key, f"{value}ms" if kind == "ms" and isinstance(value, int) else value)
+
+    return property(getter, setter)
+
+
+class Config:
+    """Client options; unknown keys are kept (and passed along) untouched."""
+
+    def __init__(self, properties: dict[str, str] | None = None) -> None:
+        self._props: dict[str, str] = {}
+        for k, v in (properties or {}).items():
+            self.set(k, v)
+
+    def set(self, key: str, value: object) -> None:
+        if key.startswith("client.") and key != "client.id":
+            key = key[len("client."):]
+        self._props[key] = str(value).lower() if isinstance(value, bool) else str(value)
+
+    def get(self, key: str, default: str | None = None) -> str | None:
+        return self._props.get(key, DEFAULTS.get(key, default))
+
+    def to_dict(self) -> dict[str, str]:
+        return {**DEFAULTS, **self._props}
+
+    bootstrap_servers = _prop(BOOTSTRAP_SERVERS, "str")
+    writer_acks = _prop(WRITER_ACKS, "str")
+    writer_retries = _prop(WRITER_RETRIES, "int")
+    writer_batch_size = _prop(WRITER_BATCH_SIZE, "bytes")
+    writer_batch_timeout_ms = _prop(WRITER_BATCH_TIMEOUT, "ms")
+    writer_request_max_size = _prop(WRITER_REQUEST_MAX_SIZE, "bytes")
+    writer_enable_idempotence = _prop(WRITER_ENABLE_IDEMPOTENCE, "bool")
+    writer_buffer_memory_size = _prop(WRITER_BUFFER_MEMORY_SIZE, "bytes")
+    writer_buffer_wait_timeout_ms = _prop(WRITER_BUFFER_WAIT_TIMEOUT, "ms")
+    writer_bucket_no_key_assigner = _prop(WRITER_BUCKET_NO_KEY_ASSIGNER, "str")
+    writer_max_inflight_requests_per_bucket = _prop(WRITER_MAX_INFLIGHT_PER_BUCKET, "int")
+    writer_dynamic_create_partition_enabled = _prop(WRITER_DYNAMIC_CREATE_PARTITION, "bool")
+    scanner_log_max_poll_records = _prop(SCANNER_MAX_POLL_RECORDS, "int")
+    scanner_log_fetch_max_bytes = _prop(SCANNER_FETCH_MAX_BYTES, "bytes")
+    scanner_log_fetch_max_bytes_for_bucket = _prop(SCANNER_FETCH_MAX_BYTES_FOR_BUCKET, "bytes")
+    scanner_log_fetch_min_bytes = _prop(SCANNER_FETCH_MIN_BYTES, "bytes")
+    scanner_log_fetch_wait_max_time_ms = _prop(SCANNER_FETCH_WAIT_MAX_TIME, "ms")
+    scanner_log_check_crc = _prop(SCANNER_CHECK_CRC, "bool")
+    lookup_max_batch_size = _prop(LOOKUP_MAX_BATCH_SIZE, "int")
+    lookup_batch_timeout_ms = _prop(LOOKUP_BATCH_TIMEOUT, "ms")
+    connect_timeout_ms = _prop(CONNECT_TIMEOUT, "ms")
+    request_timeout_ms = _prop(REQUEST_TIMEOUT, "ms")
+
+    def __repr__(self) -> str:
+        return f"Config({self._props})"

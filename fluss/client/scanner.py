@@ -1,0 +1,425 @@
+"""Log scanners: read buckets from offsets, as records (``poll``) or as Arrow (``poll_arrow`` and friends).
+
+A poll sends one FetchLog per bucket leader for all subscribed buckets (long-polling on the server up to
+``scanner.log.fetch.wait-max-time``), checks batch CRCs (``scanner.log.check-crc``) and decodes whole Arrow
+batches; columns are projected by the tablet server. Fetched data beyond ``scanner.log.max-poll-records``
+stays buffered for the next poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import pyarrow as pa
+
+from fluss.client.cluster_client import ClusterClient
+from fluss.client.io_thread import IoThread
+from fluss.errors import ErrorCode, FlussError
+from fluss.metadata import EARLIEST_OFFSET, LATEST_OFFSET, TableBucket, TableInfo
+from fluss.record.change_type import ChangeType
+from fluss.record.log_batch import iter_batches
+from fluss.row_convert import batch_to_pylist
+from fluss.rpc.errors import to_error
+from fluss.rpc.gen import fluss_api_pb2 as pb
+
+
+class ScanRecord:
+    __slots__ = ("offset", "timestamp", "change_type", "row")
+
+    def __init__(self, offset: int, timestamp: int, change_type: ChangeType, row: dict) -> None:
+        self.offset = offset
+        self.timestamp = timestamp
+        self.change_type = change_type
+        self.row = row
+
+    def __repr__(self) -> str:
+        return f"ScanRecord(offset={self.offset}, timestamp={self.timestamp}, " \
+               f"change_type={self.change_type.short_string()}, row={self.row})"
+
+    __str__ = __repr__
+
+
+class RecordBatch:
+    """An Arrow batch of one bucket with its offsets."""
+
+    __slots__ = ("batch", "bucket", "base_offset", "last_offset", "change_types", "timestamp")
+
+    def __init__(self, batch: pa.RecordBatch, bucket: TableBucket, base_offset: int, last_offset: int,
+                 change_types=None, timestamp: int = 0) -> None:
+        self.batch = batch
+        self.bucket = bucket
+        self.base_offset = base_offset
+        self.last_offset = last_offset
+        self.change_types = change_types
+        self.timestamp = timestamp
+
+    def __repr__(self) -> str:
+        return f"RecordBatch({self.bucket}, offsets {self.base_offset}..{self.last_offset}, rows={self.batch.num_rows})"
+
+    __str__ = __repr__
+
+
+class ScanRecords:
+    """Records of one poll, grouped by bucket; iterates flat."""
+
+    def __init__(self, by_bucket: dict[TableBucket, list[ScanRecord]]) -> None:
+        self._by_bucket = {b: r for b, r in by_bucket.items() if r}
+        self._flat: list[ScanRecord] | None = None
+
+    def _all(self) -> list[ScanRecord]:
+        if self._flat is None:
+            self._flat = [r for recs in self._by_bucket.values() for r in recs]
+        return self._flat
+
+    def buckets(self) -> list[TableBucket]:
+        return list(self._by_bucket)
+
+    def records(self, bucket: TableBucket) -> list[ScanRecord]:
+        return list(self._by_bucket.get(bucket, []))
+
+    def count(self) -> int:
+        return sum(len(r) for r in self._by_bucket.values())
+
+    def is_empty(self) -> bool:
+        return not self._by_bucket
+
+    def keys(self) -> list[TableBucket]:
+        return self.buckets()
+
+    def values(self) -> Iterator[list[ScanRecord]]:
+        return iter(self._by_bucket.values())
+
+    def items(self) -> Iterator[tuple[TableBucket, list[ScanRecord]]]:
+        return iter(self._by_bucket.items())
+
+    def __len__(self) -> int:
+        return self.count()
+
+    def __getitem__(self, key):
+        if isinstance(key, TableBucket):
+            return self.records(key)
+        return self._all()[key]
+
+    def __contains__(self, bucket: object) -> bool:
+        return bucket in self._by_bucket
+
+    def __iter__(self) -> Iterator[ScanRecord]:
+        return iter(self._all())
+
+    def __repr__(self) -> str:
+        return f"ScanRecords(count={self.count()}, buckets={len(self._by_bucket)})"
+
+    __str__ = __repr__
+
+
+@dataclass
+class _Fetched:
+    batch: RecordBatch
+
+
+class LogScanner:
+    """Reads subscribed buckets. ``record_mode`` selects ``poll`` (records) vs the Arrow methods."""
+
+    def __init__(self, connection, table: TableInfo, projection: list[int] | None, record_mode: bool,
+                 limit: int | None = None) -> None:
+        self._conn = connection
+        self._table = table
+        self._projection = projection
+        self._record_mode = record_mode
+        self._limit = limit
+        schema = table.row_schema.to_arrow()
+        self._read_schema = schema if projection is None else pa.schema([schema.field(i) for i in projection])
+        cfg = connection.config
+        self._max_poll_records = cfg.scanner_log_max_poll_records
+        self._fetch_max_bytes = cfg.scanner_log_fetch_max_bytes
+        self._bucket_max_bytes = cfg.scanner_log_fetch_max_bytes_for_bucket
+        self._wait_ms = cfg.scanner_log_fetch_wait_max_time_ms
+        self._min_bytes = cfg.scanner_log_fetch_min_bytes
+        self._check_crc = cfg.scanner_log_check_crc
+        self._io: IoThread = connection.io_thread()
+        self._offsets: dict[TableBucket, int] = {}
+        self._buffer: deque[RecordBatch] = deque()
+        self._busy = False
+        connection.register(self)
+
+    @property
+    def _client(self) -> ClusterClient:
+        return self._io.client
+
+    # ------------------------------------------------------------ subscriptions
+
+    def subscribe(self, bucket_id: int, start_offset: int) -> None:
+        self._check_not_partitioned()
+        self._subscribe(TableBucket(self._table.table_id, bucket_id), start_offset)
+
+    def subscribe_buckets(self, bucket_offsets: dict[int, int]) -> None:
+        for b, off in bucket_offsets.items():
+            self.subscribe(b, off)
+
+    def subscribe_partition(self, partition_id: int, bucket_id: int, start_offset: int) -> None:
+        self._check_partitioned()
+        self._subscribe(TableBucket(self._table.table_id, bucket_id, partition_id), start_offset)
+
+    def subscribe_partition_buckets(self, partition_bucket_offsets: dict[tuple[int, int], int]) -> None:
+        for (pid, b), off in partition_bucket_offsets.items():
+            self.subscribe_partition(pid, b, off)
+
+    def unsubscribe(self, bucket_id: int) -> None:
+        self._drop(TableBucket(self._table.table_id, bucket_id))
+
+    def unsubscribe_partition(self, partition_id: int, bucket_id: int) -> None:
+        self._drop(TableBucket(self._table.table_id, bucket_id, partition_id))
+
+    def _subscribe(self, tb: TableBucket, offset: int) -> None:
+        if tb.bucket_id < 0 or tb.bucket_id >= self._table.num_buckets:
+            raise FlussError(f"Bucket {tb.bucket_id} does not exist in table '{self._table.table_path}' "
+                             f"({self._table.num_buckets} buckets)", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+        if offset < 0 and offset not in (EARLIEST_OFFSET, LATEST_OFFSET):
+            raise FlussError(f"Invalid start offset {offset} (use >= 0, EARLIEST_OFFSET or -1 for latest)",
+                             ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION)
+        self._offsets[tb] = offset
+        self._buffer = deque(b for b in self._buffer if b.bucket != tb)
+
+    def _drop(self, tb: TableBucket) -> None:
+        self._offsets.pop(tb, None)
+        self._buffer = deque(b for b in self._buffer if b.bucket != tb)
+
+    def _check_partitioned(self) -> None:
+        if not self._table.is_partitioned():
+            raise FlussError(f"Table '{self._table.table_path}' is not partitioned: use subscribe()",
+                             ErrorCode.TABLE_NOT_PARTITIONED_EXCEPTION)
+
+    def _check_not_partitioned(self) -> None:
+        if self._table.is_partitioned():
+            raise FlussError(f"Table '{self._table.table_path}' is partitioned: use subscribe_partition()",
+                             ErrorCode.PARTITION_NOT_EXISTS)
+
+    # ------------------------------------------------------------ polling
+
+    def poll(self, timeout_ms: int) -> ScanRecords:
+        if not self._record_mode:
+            raise FlussError("poll() needs a record scanner (new_scan().create_log_scanner()); "
+                             "use poll_arrow() or poll_record_batch() on a batch scanner", ErrorCode.CLIENT_ERROR)
+        batches = self._poll_batches(timeout_ms, self._max_poll_records)
+        out: dict[TableBucket, list[ScanRecord]] = {}
+        for b in batches:
+            rows = batch_to_pylist(b.batch)
+            cts = b.change_types
+            recs = out.setdefault(b.bucket, [])
+            for i, row in enumerate(rows):
+                recs.append(ScanRecord(b.base_offset + i, b.timestamp, ChangeType(int(cts[i])), row))
+        return ScanRecords(out)
+
+    def poll_record_batch(self, timeout_ms: int) -> list[RecordBatch]:
+        self._require_batch_mode("poll_record_batch")
+        return self._poll_batches(timeout_ms, None)
+
+    def poll_arrow(self, timeout_ms: int) -> pa.Table:
+        self._require_batch_mode("poll_arrow")
+        batches = self._poll_batches(timeout_ms, None)
+        return pa.Table.from_batches([b.batch for b in batches], schema=self._read_schema)
+
+    def to_arrow(self) -> pa.Table:
+        self._require_batch_mode("to_arrow")
+        return pa.Table.from_batches(list(self._read_to_end()), schema=self._read_schema)
+
+    def to_pandas(self):
+        return self.to_arrow().to_pandas()
+
+    def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
+        self._require_batch_mode("to_arrow_batch_reader")
+        return pa.RecordBatchReader.from_batches(self._read_schema, self._read_to_end())
+
+    def _read_to_end(self) -> Iterator[pa.RecordBatch]:
+        if not self._offsets:
+            raise FlussError("Subscribe to at least one bucket before reading", ErrorCode.CLIENT_ERROR)
+        ends = self._io.call(self._end_offsets())
+        remaining = self._limit
+        while True:
+            self._resolve_pending()
+            pending = [tb for tb, end in ends.items() if self._offsets.get(tb, end) < end]
+            if not pending and not self._buffer:
+                return
+            for b in self._poll_batches(self._wait_ms, None):
+                end = ends.get(b.bucket, 0)
+                batch = b.batch
+                if b.last_offset >= end:  # written after the read started: cut at the end offset
+                    batch = batch.slice(0, max(0, end - b.base_offset))
+                if remaining is not None:
+                    batch = batch.slice(0, remaining)
+                    remaining -= batch.num_rows
+                if batch.num_rows:
+                    yield batch
+                if remaining is not None and remaining <= 0:
+                    return
+
+    def _resolve_pending(self) -> None:
+        if any(o < 0 for o in self._offsets.values()):
+            self._io.call(self._resolve_offsets())
+
+    def _require_batch_mode(self, method: str) -> None:
+        if self._record_mode:
+            raise FlussError(f"{method}() needs a batch scanner (new_scan().create_record_batch_log_scanner())",
+                             ErrorCode.CLIENT_ERROR)
+
+    def _poll_batches(self, timeout_ms: int, max_records: int | None) -> list[RecordBatch]:
+        if self._busy:
+            raise FlussError("This scanner is already being read (poll or reader in progress)", ErrorCode.CLIENT_ERROR)
+        self._busy = True
+        try:
+            if not self._buffer and self._offsets:
+                self._io.call(self._fetch_round(timeout_ms))
+            return self._take(max_records)
+        finally:
+            self._busy = False
+
+    def _take(self, max_records: int | None) -> list[RecordBatch]:
+        out: list[RecordBatch] = []
+        count = 0
+        while self._buffer and (max_records is None or count < max_records):
+            b = self._buffer[0]
+            n = b.batch.num_rows
+            if max_records is not None and count + n > max_records:
+                k = max_records - count
+                out.append(RecordBatch(b.batch.slice(0, k), b.bucket, b.base_offset, b.base_offset + k - 1,
+                                       b.change_types[:k], b.timestamp))
+                self._buffer[0] = RecordBatch(b.batch.slice(k), b.bucket, b.base_offset + k, b.last_offset,
+                                              b.change_types[k:], b.timestamp)
+                break
+            out.append(self._buffer.popleft())
+            count += n
+        return out
+
+    # ------------------------------------------------------------ I/O loop side
+
+    async def _leaders(self, buckets: list[TableBucket]) -> dict[str, list[TableBucket]]:
+        path = self._table.table_path
+        meta = self._client.tables.get(path)
+        pids = sorted({tb.partition_id for tb in buckets if tb.partition_id is not None})
+        if meta is None or any(tb not in meta.leaders for tb in buckets) or \
+                any(self._client.leader_address(meta, tb) is None for tb in buckets):
+            await self._client.update_metadata([path], partition_ids=pids)
+            meta = self._client.tables[path]
+        out: dict[str, list[TableBucket]] = {}
+        for tb in buckets:
+            addr = self._client.leader_address(meta, tb)
+            if addr is not None:
+                out.setdefault(addr, []).append(tb)
+        return out
+
+    async def _resolve_offsets(self) -> None:
+        unresolved = {tb: o for tb, o in self._offsets.items() if o < 0}
+        if unresolved:
+            resolved = await self._list_offsets(list(unresolved), lambda tb: 0 if unresolved[tb] == EARLIEST_OFFSET
+                                                else 1)
+            for tb, off in resolved.items():
+                if tb in self._offsets:
+                    self._offsets[tb] = off
+
+    async def _end_offsets(self) -> dict[TableBucket, int]:
+        await self._resolve_offsets()
+        return await self._list_offsets(list(self._offsets), lambda tb: 1)
+
+    async def _list_offsets(self, buckets: list[TableBucket], kind) -> dict[TableBucket, int]:
+        out: dict[TableBucket, int] = {}
+        deadline = time.monotonic() + self._client.request_timeout_s
+        todo = list(buckets)
+        while todo:
+            leaders = await self._leaders(todo)
+            for addr, tbs in leaders.items():
+                for (pid, k), group in _group(tbs, lambda tb: (tb.partition_id_or_none_value, kind(tb))).items():
+                    resp = await self._client.tablet_stub(addr).ListOffsets(pb.ListOffsetsRequest(
+                        follower_id=-1, offset_type=k, table_id=self._table.table_id, partition_id=pid,
+                        bucket_ids=[tb.bucket_id for tb in group]), timeout=30)
+                    for r in resp.buckets:
+                        err = to_error(r.error)
+                        tb = TableBucket(self._table.table_id, r.bucket_id, pid)
+                        if err is None:
+                            out[tb] = r.offset
+                        elif not err.is_retriable:
+                            raise err
+            todo = [tb for tb in buckets if tb not in out]
+            if todo:
+                if time.monotonic() > deadline:
+                    raise FlussError(f"No leader available for {todo}", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+                await asyncio.sleep(0.1)
+                await self._client.update_metadata([self._table.table_path],
+                                                   partition_ids=sorted({t.partition_id for t in todo
+                                                                         if t.partition_id is not None}))
+        return out
+
+    async def _fetch_round(self, timeout_ms: int) -> None:
+        await self._resolve_offsets()
+        wait_ms = max(0, min(timeout_ms, self._wait_ms))
+        leaders = await self._leaders(list(self._offsets))
+        if not leaders:
+            await asyncio.sleep(min(timeout_ms, 100) / 1000)
+            return
+        await asyncio.gather(*(self._fetch_from(addr, tbs, wait_ms) for addr, tbs in leaders.items()))
+
+    async def _fetch_from(self, addr: str, tbs: list[TableBucket], wait_ms: int) -> None:
+        req = pb.FetchLogRequest(follower_id=-1, max_bytes=self._fetch_max_bytes, min_bytes=self._min_bytes,
+                                 max_wait_ms=wait_ms)
+        table = pb.FetchTablePb(table_id=self._table.table_id, projection_enabled=self._projection is not None,
+                                projected_fields=self._projection or [])
+        for tb in tbs:
+            table.buckets.append(pb.FetchBucketPb(partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
+                                                  fetch_offset=self._offsets[tb], max_bytes=self._bucket_max_bytes))
+        req.tables.append(table)
+        try:
+            resp = await self._client.tablet_stub(addr).FetchLog(req, timeout=wait_ms / 1000 + 30)
+        except Exception:  # noqa: BLE001 - leader gone: refresh and try again next poll
+            await self._client.update_metadata([self._table.table_path])
+            return
+        refresh = False
+        for t in resp.tables:
+            for r in t.buckets:
+                tb = TableBucket(self._table.table_id, r.bucket_id, r.partition_id)
+                if tb not in self._offsets:
+                    continue
+                err = to_error(r.error)
+                if err is not None:
+                    if err.is_retriable:
+                        refresh = True
+                        continue
+                    raise FlussError(f"Fetching {tb} of '{self._table.table_path}' failed: {err.message}",
+                                     err.error_code)
+                if r.records:
+                    self._decode(tb, r.records)
+        if refresh:
+            await self._client.update_metadata([self._table.table_path])
+
+    def _decode(self, tb: TableBucket, records: bytes) -> None:
+        offset = self._offsets[tb]
+        for batch in iter_batches(records):
+            if self._check_crc:
+                batch.ensure_valid()
+            if batch.next_offset <= offset:
+                continue
+            rb = batch.to_arrow(self._read_schema)
+            cts = batch.change_types()
+            base = batch.base_offset
+            if base < offset:  # the fetch returned the whole batch holding our offset
+                skip = offset - base
+                rb, cts, base = rb.slice(skip), cts[skip:], offset
+            self._buffer.append(RecordBatch(rb, tb, base, batch.last_offset, cts, batch.commit_timestamp))
+            offset = batch.next_offset
+        self._offsets[tb] = offset
+
+    async def aclose(self) -> None:
+        self._offsets.clear()
+        self._buffer.clear()
+
+    def __repr__(self) -> str:
+        return f"LogScanner({self._table.table_path}, buckets={len(self._offsets)})"
+
+
+def _group(items, key) -> dict:
+    out: dict = {}
+    for it in items:
+        out.setdefault(key(it), []).append(it)
+    return out

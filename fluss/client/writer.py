@@ -1,0 +1,496 @@
+"""The write path of the client: ``AppendWriter`` and the machinery it shares with later writers.
+
+Rows (``append``) are collected and turned into Arrow column by column when a chunk is full, when
+``writer.batch-timeout`` passes, or on ``flush()``; Arrow input (``write_arrow_batch``) is conformed to the
+table schema at once. Each chunk is split per (partition, bucket) with vectorized bucket ids, encoded as
+log batches (``fluss.record.log_batch``) and handed to the ``Sender`` on the client's I/O thread.
+
+The sender keeps one request in flight per bucket (so a retry never reorders a bucket), groups batches per
+leader into ProduceLog requests of at most ``writer.request-max-size``, and retries retriable errors after
+refreshing metadata. Encoded bytes waiting to be acknowledged are capped by ``writer.buffer.memory-size``:
+a writer that would exceed it blocks until acknowledgements free room (backpressure).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import logging
+import threading
+import time
+from collections import defaultdict, deque
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from fluss.client.cluster_client import ClusterClient, TableMetadata
+from fluss.client.config import Config
+from fluss.client.io_thread import IoThread
+from fluss.errors import ErrorCode, FlussError
+from fluss.key.bucketing import bucket_ids
+from fluss.key.partition import partition_names_of
+from fluss.metadata import TableBucket, TableInfo
+from fluss.record.log_batch import build_batch, parse_compression
+from fluss.row_convert import conform_batch, rows_to_batch
+from fluss.rpc.errors import to_error
+from fluss.rpc.gen import fluss_api_pb2 as pb
+
+log = logging.getLogger(__name__)
+
+ROWS_PER_CHUNK = 8192
+
+
+class WriteResultHandle:
+    """Completes when the rows it stands for are acknowledged (``await handle.wait()``)."""
+
+    def __init__(self, chunk: _Chunk, row: int | None = None) -> None:
+        self._chunk = chunk
+        self._row = row
+
+    async def wait(self) -> None:
+        await asyncio.wrap_future(self._chunk.done)
+        if self._row is not None and self._row in self._chunk.row_errors:
+            raise self._chunk.row_errors[self._row]
+
+    def __repr__(self) -> str:
+        return f"WriteResultHandle(done={self._chunk.done.done()})"
+
+
+@dataclass
+class _Chunk:
+    """Rows written together: one future for all of them, per-row errors for rejected rows."""
+
+    done: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
+    pending_batches: int = 0
+    row_errors: dict[int, FlussError] = field(default_factory=dict)
+
+    def batch_done(self, error: BaseException | None) -> None:
+        if self.done.done():
+            return
+        if error is not None:
+            self.done.set_exception(error)
+            return
+        self.pending_batches -= 1
+        if self.pending_batches <= 0:
+            self.done.set_result(None)
+
+
+@dataclass
+class _PendingBatch:
+    bucket: TableBucket
+    partition_name: str | None
+    data: bytes
+    chunk: _Chunk
+    attempts: int = 0
+
+
+class MemoryBudget:
+    """Bytes of encoded batches not yet acknowledged; ``acquire`` blocks the writing thread when full."""
+
+    def __init__(self, limit: int, wait_timeout_s: float) -> None:
+        self.limit = limit
+        self.used = 0
+        self.wait_timeout_s = wait_timeout_s
+        self._cond = threading.Condition()
+
+    def acquire(self, n: int) -> None:
+        deadline = time.monotonic() + self.wait_timeout_s
+        with self._cond:
+            # a single batch larger than the whole buffer is let through alone
+            while self.used > 0 and self.used + n > self.limit:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise FlussError(f"Write buffer full ({self.used} of {self.limit} bytes) for longer than "
+                                     "writer.buffer.wait-timeout", ErrorCode.CLIENT_ERROR)
+                self._cond.wait(remaining)
+            self.used += n
+
+    def release(self, n: int) -> None:
+        with self._cond:
+            self.used -= n
+            self._cond.notify_all()
+
+
+class Sender:
+    """Ships pending batches to bucket leaders; runs on the I/O thread."""
+
+    def __init__(self, io: IoThread, table: TableInfo, config: Config, budget: MemoryBudget) -> None:
+        self.io = io
+        self.client: ClusterClient = io.client
+        self.table = table
+        self.config = config
+        self.budget = budget
+        acks = str(config.writer_acks).lower()
+        if acks not in ("0", "1", "all", "-1"):
+            raise FlussError(f"Invalid writer.acks '{config.writer_acks}': use 0, 1 or all",
+                             ErrorCode.INVALID_REQUIRED_ACKS)
+        self.acks = -1 if acks in ("all", "-1") else int(acks)
+        self.max_request = config.writer_request_max_size
+        self.retries = config.writer_retries
+        self.queues: dict[TableBucket, deque[_PendingBatch]] = defaultdict(deque)
+        self.in_flight: set[TableBucket] = set()
+        self._wakeup: asyncio.Event | None = None
+        self._task: asyncio.Task | None = None
+        self._idle: asyncio.Event | None = None
+        self.meta: TableMetadata | None = None
+
+    async def start(self) -> None:
+        self._wakeup = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self.meta = await self.client.table(self.table.table_path, refresh=True)
+        self._task = asyncio.create_task(self._run())
+
+    def enqueue(self, batches: list[_PendingBatch]) -> None:
+        """Called on the I/O loop."""
+        for b in batches:
+            self.queues[b.bucket].append(b)
+        self._idle.clear()
+        self._wakeup.set()
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+    async def _run(self) -> None:
+        while True:
+            await self._wakeup.wait()
+            self._wakeup.clear()
+            ready = [tb for tb, q in self.queues.items() if q and tb not in self.in_flight]
+            if not ready:
+                if not self.in_flight and not any(self.queues.values()):
+                    self._idle.set()
+                continue
+            by_leader: dict[str, list[TableBucket]] = defaultdict(list)
+            missing = False
+            for tb in ready:
+                addr = self.client.leader_address(self.meta, tb)
+                if addr is None:
+                    missing = True
+                    continue
+                by_leader[addr].append(tb)
+            if missing:
+                asyncio.create_task(self._refresh_and_wake(0.1))
+            for addr, tbs in by_leader.items():
+                self.in_flight.update(tbs)
+                asyncio.create_task(self._send(addr, tbs))
+
+    async def _refresh_and_wake(self, delay: float) -> None:
+        await asyncio.sleep(delay)
+        try:
+            await self._refresh()
+        except FlussError as e:
+            log.debug("metadata refresh failed: %s", e)
+        self._wakeup.set()
+
+    async def _refresh(self) -> None:
+        pids = [tb.partition_id for tb in self.queues if tb.partition_id is not None]
+        await self.client.update_metadata([self.table.table_path], partition_ids=sorted(set(pids)))
+        self.meta = self.client.tables[self.table.table_path]
+
+    async def _send(self, addr: str, tbs: list[TableBucket]) -> None:
+        req = pb.ProduceLogRequest(acks=self.acks, table_id=self.table.table_id,
+                                   timeout_ms=int(self.client.request_timeout_s * 1000))
+        taken: dict[TableBucket, list[_PendingBatch]] = {}
+        size = 0
+        for tb in tbs:
+            q = self.queues[tb]
+            batches: list[_PendingBatch] = []
+            while q and (not batches or size + len(q[0].data) <= self.max_request):
+                b = q.popleft()
+                size += len(b.data)
+                batches.append(b)
+            taken[tb] = batches
+            req.buckets.append(pb.ProduceBucketPb(partition_id=tb.partition_id_or_none_value,
+                                                  bucket_id=tb.bucket_id, records=b"".join(x.data for x in batches)))
+        retry_delay = 0.0
+        try:
+            resp = await self.client.tablet_stub(addr).ProduceLog(req, timeout=self.client.request_timeout_s + 5)
+            results = {TableBucket(self.table.table_id, r.bucket_id, r.partition_id): r for r in resp.buckets}
+        except Exception as e:  # noqa: BLE001 - transport failure: every bucket of the request retries
+            err = FlussError(f"ProduceLog to {addr} failed: {e}", ErrorCode.NETWORK_EXCEPTION)
+            results = {tb: err for tb in taken}
+        for tb, batches in taken.items():
+            r = results.get(tb)
+            err = r if isinstance(r, FlussError) else (to_error(r.error) if r is not None else
+                                                       FlussError("no result", ErrorCode.NETWORK_EXCEPTION))
+            if err is None:
+                self._complete(batches, None)
+            elif err.is_retriable and batches[0].attempts < self.retries:
+                for b in batches:
+                    b.attempts += 1
+                self.queues[tb].extendleft(reversed(batches))
+                retry_delay = max(retry_delay, min(1.0, 0.05 * batches[0].attempts))
+            else:
+                self._complete(batches, err)
+        if retry_delay:
+            try:
+                await asyncio.sleep(retry_delay)
+                await self._refresh()
+            except FlussError:
+                pass
+        self.in_flight.difference_update(taken)
+        self._wakeup.set()
+
+    def _complete(self, batches: list[_PendingBatch], error: FlussError | None) -> None:
+        for b in batches:
+            self.budget.release(len(b.data))
+            b.chunk.batch_done(error)
+
+    async def close(self) -> None:
+        if self._task:
+            self._task.cancel()
+
+
+class _TableWriter:
+    """Shared by the append writer (and later the upsert writer): chunking, bucketing, encoding, sending."""
+
+    def __init__(self, connection, table: TableInfo) -> None:
+        self._conn = connection
+        self._table = table
+        self._config: Config = connection.config
+        self._schema = table.row_schema
+        self._arrow_schema = self._schema.to_arrow()
+        props = table.get_properties()
+        self._compression = parse_compression(props.get("table.log.arrow.compression.type", "ZSTD"))
+        self._zstd_level = int(props.get("table.log.arrow.compression.zstd.level", "3"))
+        self._batch_size = self._config.writer_batch_size
+        self._bucket_key_idx = [self._schema.index_of(k) for k in table.get_bucket_keys()]
+        self._partition_idx = [self._schema.index_of(k) for k in table.get_partition_keys()]
+        self._round_robin = str(self._config.writer_bucket_no_key_assigner).upper() == "ROUND_ROBIN"
+        self._rr_counter = itertools.count()
+        self._sticky: dict[str | None, int] = {}
+        self._lock = threading.Lock()
+        self._rows: list = []
+        self._chunk = _Chunk()
+        self._budget = MemoryBudget(self._config.writer_buffer_memory_size,
+                                    self._config.writer_buffer_wait_timeout_ms / 1000)
+        self._io: IoThread = connection.io_thread()
+        self._sender = Sender(self._io, table, self._config, self._budget)
+        self._io.call(self._sender.start())
+        self._linger = self._io.submit(self._linger_loop())
+        connection.register(self)
+
+    # ------------------------------------------------------------ rows
+
+    def _add_row(self, row: dict | list | tuple) -> WriteResultHandle:
+        if not isinstance(row, dict | list | tuple):
+            raise FlussError(f"A row must be a dict, list or tuple, got {type(row).__name__}", ErrorCode.CLIENT_ERROR)
+        with self._lock:
+            handle = WriteResultHandle(self._chunk, len(self._rows))
+            self._rows.append(row)
+            full = len(self._rows) >= ROWS_PER_CHUNK
+        if full:
+            self._drain_rows()
+        return handle
+
+    def _drain_rows(self) -> None:
+        with self._lock:
+            rows, chunk = self._rows, self._chunk
+            self._rows, self._chunk = [], _Chunk()
+        if not rows:
+            return
+        try:
+            batch = rows_to_batch(rows, self._schema)
+        except FlussError:
+            batch = self._convert_valid_rows(rows, chunk)
+        self._write_batch(batch, chunk)
+
+    def _convert_valid_rows(self, rows: list, chunk: _Chunk) -> pa.RecordBatch:
+        """Slow path after a failed conversion: reject the bad rows alone, keep the others."""
+        good = []
+        for i, row in enumerate(rows):
+            try:
+                rows_to_batch([row], self._schema)
+                good.append(row)
+            except FlussError as e:
+                chunk.row_errors[i] = e
+        return rows_to_batch(good, self._schema) if good else pa.RecordBatch.from_pylist([], schema=self._arrow_schema)
+
+    # ------------------------------------------------------------ arrow
+
+    def _write_arrow_batch(self, data: pa.RecordBatch) -> WriteResultHandle:
+        self._drain_rows()  # keep the order of earlier appends
+        batches = conform_batch(data, self._schema)
+        chunk = _Chunk()
+        for batch in batches if isinstance(batches, list) else [batches]:
+            self._write_batch(batch, chunk, hold=True)
+        self._release_chunk(chunk)
+        return WriteResultHandle(chunk)
+
+    def _write_batch(self, batch: pa.RecordBatch, chunk: _Chunk, hold: bool = False) -> None:
+        """Splits a conformed batch per (partition, bucket), encodes and enqueues it."""
+        chunk.pending_batches += 1  # held until every piece is enqueued
+        try:
+            if batch.num_rows:
+                pieces = self._split(batch)
+                encoded = []
+                for (partition, bucket), piece in pieces:
+                    for part in _slices(piece, self._batch_size):
+                        data = build_batch(part, schema_id=self._table.schema_id, compression=self._compression,
+                                           zstd_level=self._zstd_level)
+                        encoded.append((partition, bucket, data))
+                self._enqueue(encoded, chunk)
+        except BaseException as e:
+            chunk.batch_done(e if isinstance(e, FlussError) else FlussError(str(e), ErrorCode.CLIENT_ERROR))
+            raise
+        if not hold:
+            self._release_chunk(chunk)
+
+    def _release_chunk(self, chunk: _Chunk) -> None:
+        self._io.loop.call_soon_threadsafe(chunk.batch_done, None)
+
+    def _split(self, batch: pa.RecordBatch) -> list[tuple[tuple[str | None, int], pa.RecordBatch]]:
+        n = batch.num_rows
+        partitions = partition_names_of(batch, self._partition_idx) if self._partition_idx else None
+        num_buckets = self._table.num_buckets
+        if self._bucket_key_idx:
+            buckets = bucket_ids(batch, self._bucket_key_idx, num_buckets)
+        elif self._round_robin:
+            start = next(self._rr_counter)
+            buckets = (np.arange(n, dtype=np.int64) + start) % num_buckets
+            self._rr_counter = itertools.count(start + n)
+        else:
+            buckets = None
+        if partitions is None:
+            groups = {None: np.arange(n)} if buckets is None else None
+        else:
+            names = np.asarray(partitions, dtype=object)
+            groups = {p: np.nonzero(names == p)[0] for p in dict.fromkeys(partitions)}
+        out = []
+        if groups is None:  # no partitions, hashed/round-robin buckets
+            order = np.argsort(buckets, kind="stable")
+            sorted_b = buckets[order]
+            bounds = np.flatnonzero(np.diff(sorted_b)) + 1
+            taken = batch.take(pa.array(order))
+            start = 0
+            for end in [*bounds.tolist(), n]:
+                out.append(((None, int(sorted_b[start])), taken.slice(start, end - start)))
+                start = end
+            return out
+        for p, idx in groups.items():
+            sub = batch if len(idx) == n else batch.take(pa.array(idx))
+            if buckets is None:
+                out.append(((p, self._sticky_bucket(p, num_buckets)), sub))
+                continue
+            sub_b = buckets[idx]
+            order = np.argsort(sub_b, kind="stable")
+            sorted_b = sub_b[order]
+            bounds = np.flatnonzero(np.diff(sorted_b)) + 1
+            taken = sub.take(pa.array(order))
+            start = 0
+            for end in [*bounds.tolist(), len(idx)]:
+                out.append(((p, int(sorted_b[start])), taken.slice(start, end - start)))
+                start = end
+        return out
+
+    def _sticky_bucket(self, partition: str | None, num_buckets: int) -> int:
+        """Sticky assignment: one bucket per chunk, moving on to the next for the following chunk."""
+        current = self._sticky.get(partition, np.random.randint(num_buckets))
+        self._sticky[partition] = (current + 1) % num_buckets
+        return current
+
+    def _enqueue(self, encoded: list[tuple[str | None, int, bytes]], chunk: _Chunk) -> None:
+        for _, _, data in encoded:
+            self._budget.acquire(len(data))
+        chunk.pending_batches += len(encoded)
+        try:
+            self._io.call(self._enqueue_on_loop(encoded, chunk))
+        except BaseException:
+            for _, _, data in encoded:
+                self._budget.release(len(data))
+            raise
+
+    async def _enqueue_on_loop(self, encoded: list[tuple[str | None, int, bytes]], chunk: _Chunk) -> None:
+        partition_ids = await self._partition_ids({p for p, _, _ in encoded if p is not None})
+        self._sender.enqueue([
+            _PendingBatch(TableBucket(self._table.table_id, b, partition_ids.get(p) if p is not None else None),
+                          p, data, chunk)
+            for p, b, data in encoded])
+
+    async def _partition_ids(self, names: set[str]) -> dict[str, int]:
+        if not names:
+            return {}
+        client = self._io.client
+        path = self._table.table_path
+        meta = client.tables.get(path) or await client.table(path)
+        missing = [n for n in names if n not in meta.partitions]
+        if missing:
+            await self._ensure_partitions(missing)
+            meta = client.tables[path]
+        return {n: meta.partitions[n] for n in names}
+
+    async def _ensure_partitions(self, names: list[str]) -> None:
+        client = self._io.client
+        path = self._table.table_path
+        existing = await client.admin_call("ListPartitionInfos", pb.ListPartitionInfosRequest(table_path=path.to_pb()))
+        known = {p.partition_name for p in existing.partitions}
+        for name in names:
+            if name in known:
+                continue
+            if not self._config.writer_dynamic_create_partition_enabled:
+                raise FlussError(f"Partition '{name}' of table '{path}' does not exist and "
+                                 "writer.dynamic-create-partition.enabled is false", ErrorCode.PARTITION_NOT_EXISTS)
+            spec = dict(zip(self._table.get_partition_keys(), name.split("$"), strict=True))
+            await client.admin_call("CreatePartition", pb.CreatePartitionRequest(
+                table_path=path.to_pb(), partition_spec=spec, ignore_if_exists=True))
+        await client.update_metadata([path], partitions=[(path, n) for n in names])
+
+    # ------------------------------------------------------------ flushing
+
+    async def _linger_loop(self) -> None:
+        timeout = max(self._config.writer_batch_timeout_ms, 1) / 1000
+        while True:
+            await asyncio.sleep(timeout)
+            if self._rows:
+                await asyncio.to_thread(self._drain_rows_logged)
+
+    def _drain_rows_logged(self) -> None:
+        try:
+            self._drain_rows()
+        except Exception:  # noqa: BLE001 - the handles carry the error
+            log.debug("background drain failed", exc_info=True)
+
+    async def flush(self) -> None:
+        """Sends everything written so far and waits until it is acknowledged (or failed)."""
+        await asyncio.to_thread(self._drain_rows)
+        await self._io.wait(self._sender.wait_idle())
+
+    async def aclose(self) -> None:
+        self._linger.cancel()
+        try:
+            await self._io.wait(self._sender.close())
+        except Exception:  # noqa: BLE001
+            pass
+
+
+def _slices(batch: pa.RecordBatch, target_bytes: int):
+    """Cuts a batch into pieces of about ``target_bytes`` of Arrow data each."""
+    size = batch.nbytes
+    if size <= target_bytes or batch.num_rows <= 1:
+        yield batch
+        return
+    rows = max(1, int(batch.num_rows * target_bytes / size))
+    for start in range(0, batch.num_rows, rows):
+        yield batch.slice(start, rows)
+
+
+class AppendWriter(_TableWriter):
+    """Appends rows to a log table."""
+
+    def append(self, row: dict | list | tuple) -> WriteResultHandle:
+        return self._add_row(row)
+
+    def write_arrow_batch(self, batch: pa.RecordBatch) -> WriteResultHandle:
+        return self._write_arrow_batch(batch)
+
+    def write_arrow(self, table: pa.Table) -> None:
+        self._write_arrow_batch(table)
+
+    def write_pandas(self, df: pd.DataFrame) -> None:
+        self._write_arrow_batch(pa.Table.from_pandas(df, preserve_index=False))
+
+    def __repr__(self) -> str:
+        return f"AppendWriter({self._table.table_path})"

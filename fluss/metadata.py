@@ -1,0 +1,406 @@
+"""Table and cluster metadata objects, shared by the client API and the servers.
+
+These are the classes of the official Fluss Python client (``TablePath``, ``Schema``, ``TableDescriptor``,
+``TableInfo``, ``DatabaseDescriptor``, ``DatabaseInfo``, ``PartitionInfo``, ``ServerNode``, ``TableBucket``,
+``OffsetSpec``) plus their conversion to and from the RPC messages. Column types travel as canonical type
+strings (``fluss.types``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.types import Column, RowSchema, parse_type
+
+EARLIEST_OFFSET = -2
+LATEST_OFFSET = -1
+NO_PARTITION = -1
+
+
+class TablePath:
+    """``database.table``."""
+
+    __slots__ = ("_database", "_table")
+
+    def __init__(self, database: str, table: str) -> None:
+        self._database = database
+        self._table = table
+
+    @property
+    def database_name(self) -> str:
+        return self._database
+
+    @property
+    def table_name(self) -> str:
+        return self._table
+
+    def table_path_str(self) -> str:
+        return f"{self._database}.{self._table}"
+
+    def to_pb(self) -> pb.TablePathPb:
+        return pb.TablePathPb(database_name=self._database, table_name=self._table)
+
+    @classmethod
+    def from_pb(cls, msg: pb.TablePathPb) -> TablePath:
+        return cls(msg.database_name, msg.table_name)
+
+    def __str__(self) -> str:
+        return self.table_path_str()
+
+    def __repr__(self) -> str:
+        return f"TablePath({self._database!r}, {self._table!r})"
+
+    def __hash__(self) -> int:
+        return hash((self._database, self._table))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TablePath) and (self._database, self._table) == (other._database, other._table)
+
+
+class Schema:
+    """A table schema: an Arrow schema plus the primary key columns."""
+
+    def __init__(self, schema: pa.Schema, primary_keys: list[str] | None = None) -> None:
+        self._row_schema = RowSchema.from_arrow(schema, list(primary_keys or []))
+
+    @classmethod
+    def of(cls, row_schema: RowSchema) -> Schema:
+        obj = cls.__new__(cls)
+        obj._row_schema = row_schema
+        return obj
+
+    @property
+    def row_schema(self) -> RowSchema:
+        return self._row_schema
+
+    def get_column_names(self) -> list[str]:
+        return [c.name for c in self._row_schema.columns]
+
+    def get_column_types(self) -> list[str]:
+        return [str(c.data_type) for c in self._row_schema.columns]
+
+    def get_columns(self) -> list[tuple[str, str]]:
+        return list(zip(self.get_column_names(), self.get_column_types(), strict=True))
+
+    def get_primary_keys(self) -> list[str]:
+        return list(self._row_schema.primary_keys)
+
+    def to_arrow(self) -> pa.Schema:
+        return self._row_schema.to_arrow()
+
+    def to_pb(self) -> pb.SchemaPb:
+        return pb.SchemaPb(
+            columns=[
+                pb.ColumnPb(name=c.name, data_type=str(c.data_type), comment=c.comment or "",
+                            has_comment=c.comment is not None)
+                for c in self._row_schema.columns
+            ],
+            primary_keys=self._row_schema.primary_keys,
+        )
+
+    @classmethod
+    def from_pb(cls, msg: pb.SchemaPb) -> Schema:
+        columns = [Column(c.name, parse_type(c.data_type), c.comment if c.has_comment else None) for c in msg.columns]
+        return cls.of(RowSchema(columns, list(msg.primary_keys)))
+
+    def __str__(self) -> str:
+        cols = ", ".join(f"{n} {t}" for n, t in self.get_columns())
+        pk = f", PRIMARY KEY ({', '.join(self.get_primary_keys())})" if self.get_primary_keys() else ""
+        return f"Schema({cols}{pk})"
+
+    __repr__ = __str__
+
+
+class TableDescriptor:
+    """What a user asks for when creating a table."""
+
+    def __init__(
+        self,
+        schema: Schema,
+        *,
+        partition_keys: list[str] | None = None,
+        bucket_count: int | None = None,
+        bucket_keys: list[str] | None = None,
+        comment: str | None = None,
+        log_format: str | None = None,
+        kv_format: str | None = None,
+        properties: dict[str, str] | None = None,
+        custom_properties: dict[str, str] | None = None,
+    ) -> None:
+        if bucket_count is not None and bucket_count < 1:
+            raise FlussError(f"Bucket count must be at least 1, got {bucket_count}", ErrorCode.INVALID_TABLE_EXCEPTION)
+        self._schema = schema
+        self.partition_keys = list(partition_keys or [])
+        self.bucket_count = bucket_count
+        self.bucket_keys = list(bucket_keys or [])
+        self.comment = comment
+        self.properties = {k: str(v) for k, v in (properties or {}).items()}
+        if log_format:
+            self.properties["table.log.format"] = log_format
+        if kv_format:
+            self.properties["table.kv.format"] = kv_format
+        self.custom_properties = {k: str(v) for k, v in (custom_properties or {}).items()}
+
+    def get_schema(self) -> Schema:
+        return self._schema
+
+    def to_pb(self) -> pb.TableDescriptorPb:
+        return pb.TableDescriptorPb(
+            schema=self._schema.to_pb(),
+            partition_keys=self.partition_keys,
+            bucket_count=self.bucket_count or 0,
+            bucket_keys=self.bucket_keys,
+            comment=self.comment or "",
+            has_comment=self.comment is not None,
+            properties=self.properties,
+            custom_properties=self.custom_properties,
+        )
+
+    @classmethod
+    def from_pb(cls, msg: pb.TableDescriptorPb) -> TableDescriptor:
+        desc = cls(
+            Schema.from_pb(msg.schema),
+            partition_keys=list(msg.partition_keys),
+            bucket_count=None,
+            bucket_keys=list(msg.bucket_keys),
+            comment=msg.comment if msg.has_comment else None,
+            properties=dict(msg.properties),
+            custom_properties=dict(msg.custom_properties),
+        )
+        desc.bucket_count = msg.bucket_count or None  # unchecked: the coordinator validates what it receives
+        return desc
+
+    def __repr__(self) -> str:
+        return (f"TableDescriptor({self._schema}, partition_keys={self.partition_keys}, "
+                f"bucket_count={self.bucket_count}, bucket_keys={self.bucket_keys})")
+
+
+class TableInfo:
+    """A registered table: its id, schema id and resolved descriptor."""
+
+    def __init__(self, table_path: TablePath, table_id: int, schema_id: int, descriptor: TableDescriptor,
+                 created_time: int, modified_time: int) -> None:
+        self._table_path = table_path
+        self._table_id = table_id
+        self._schema_id = schema_id
+        self._descriptor = descriptor
+        self._created_time = created_time
+        self._modified_time = modified_time
+
+    table_id = property(lambda self: self._table_id)
+    schema_id = property(lambda self: self._schema_id)
+    created_time = property(lambda self: self._created_time)
+    modified_time = property(lambda self: self._modified_time)
+    table_path = property(lambda self: self._table_path)
+
+    @property
+    def num_buckets(self) -> int:
+        return int(self._descriptor.bucket_count or 1)
+
+    @property
+    def comment(self) -> str | None:
+        return self._descriptor.comment
+
+    @property
+    def descriptor(self) -> TableDescriptor:
+        return self._descriptor
+
+    @property
+    def row_schema(self) -> RowSchema:
+        return self._descriptor.get_schema().row_schema
+
+    def get_primary_keys(self) -> list[str]:
+        return self._descriptor.get_schema().get_primary_keys()
+
+    def get_bucket_keys(self) -> list[str]:
+        return list(self._descriptor.bucket_keys)
+
+    def get_partition_keys(self) -> list[str]:
+        return list(self._descriptor.partition_keys)
+
+    def has_primary_key(self) -> bool:
+        return bool(self.get_primary_keys())
+
+    def is_partitioned(self) -> bool:
+        return bool(self._descriptor.partition_keys)
+
+    def get_properties(self) -> dict[str, str]:
+        return dict(self._descriptor.properties)
+
+    def get_custom_properties(self) -> dict[str, str]:
+        return dict(self._descriptor.custom_properties)
+
+    def get_schema(self) -> Schema:
+        return self._descriptor.get_schema()
+
+    def get_column_names(self) -> list[str]:
+        return self.get_schema().get_column_names()
+
+    def get_column_count(self) -> int:
+        return len(self.get_column_names())
+
+    def to_pb(self) -> pb.TableInfoPb:
+        return pb.TableInfoPb(table_path=self._table_path.to_pb(), table_id=self._table_id, schema_id=self._schema_id,
+                              descriptor=self._descriptor.to_pb(), created_time=self._created_time,
+                              modified_time=self._modified_time)
+
+    @classmethod
+    def from_pb(cls, msg: pb.TableInfoPb) -> TableInfo:
+        return cls(TablePath.from_pb(msg.table_path), msg.table_id, msg.schema_id,
+                   TableDescriptor.from_pb(msg.descriptor), msg.created_time, msg.modified_time)
+
+    def __repr__(self) -> str:
+        return (f"TableInfo({self._table_path}, table_id={self._table_id}, schema_id={self._schema_id}, "
+                f"buckets={self.num_buckets}, pk={self.get_primary_keys()}, partition_keys={self.get_partition_keys()})")
+
+
+class DatabaseDescriptor:
+    def __init__(self, comment: str | None = None, custom_properties: dict[str, str] | None = None) -> None:
+        self._comment = comment
+        self._custom_properties = dict(custom_properties or {})
+
+    @property
+    def comment(self) -> str | None:
+        return self._comment
+
+    def get_custom_properties(self) -> dict[str, str]:
+        return dict(self._custom_properties)
+
+    def to_pb(self) -> pb.DatabaseDescriptorPb:
+        return pb.DatabaseDescriptorPb(comment=self._comment or "", has_comment=self._comment is not None,
+                                       custom_properties=self._custom_properties)
+
+    @classmethod
+    def from_pb(cls, msg: pb.DatabaseDescriptorPb) -> DatabaseDescriptor:
+        return cls(msg.comment if msg.has_comment else None, dict(msg.custom_properties))
+
+    def __repr__(self) -> str:
+        return f"DatabaseDescriptor(comment={self._comment!r}, custom_properties={self._custom_properties})"
+
+
+class DatabaseInfo:
+    def __init__(self, database_name: str, descriptor: DatabaseDescriptor, created_time: int, modified_time: int):
+        self._name = database_name
+        self._descriptor = descriptor
+        self._created_time = created_time
+        self._modified_time = modified_time
+
+    database_name = property(lambda self: self._name)
+    created_time = property(lambda self: self._created_time)
+    modified_time = property(lambda self: self._modified_time)
+
+    def get_database_descriptor(self) -> DatabaseDescriptor:
+        return self._descriptor
+
+    @classmethod
+    def from_pb(cls, msg: pb.DatabaseInfoPb) -> DatabaseInfo:
+        return cls(msg.database_name, DatabaseDescriptor.from_pb(msg.descriptor), msg.created_time, msg.modified_time)
+
+    def __repr__(self) -> str:
+        return f"DatabaseInfo({self._name!r}, {self._descriptor!r})"
+
+
+@dataclass(frozen=True)
+class PartitionInfo:
+    partition_id: int
+    partition_name: str
+    partition_spec: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+
+    @classmethod
+    def from_pb(cls, msg: pb.PartitionInfoPb) -> PartitionInfo:
+        return cls(msg.partition_id, msg.partition_name, dict(msg.partition_spec))
+
+
+@dataclass(frozen=True)
+class ServerNode:
+    id: int
+    host: str
+    port: int
+    server_type: str
+
+    @property
+    def uid(self) -> str:
+        return f"{'cs' if self.server_type == 'CoordinatorServer' else 'ts'}-{self.id}"
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def to_pb(self) -> pb.ServerNodePb:
+        return pb.ServerNodePb(id=self.id, host=self.host, port=self.port, server_type=self.server_type)
+
+    @classmethod
+    def from_pb(cls, msg: pb.ServerNodePb) -> ServerNode:
+        return cls(msg.id, msg.host, msg.port, msg.server_type)
+
+
+class TableBucket:
+    """A bucket of a table (or of one partition of it)."""
+
+    __slots__ = ("_table_id", "_partition_id", "_bucket")
+
+    def __init__(self, table_id: int, bucket: int, partition_id: int | None = None) -> None:
+        self._table_id = table_id
+        self._bucket = bucket
+        self._partition_id = None if partition_id is None or partition_id < 0 else partition_id
+
+    @staticmethod
+    def with_partition(table_id: int, partition_id: int, bucket: int) -> TableBucket:
+        return TableBucket(table_id, bucket, partition_id)
+
+    table_id = property(lambda self: self._table_id)
+    bucket_id = property(lambda self: self._bucket)
+    partition_id = property(lambda self: self._partition_id)
+
+    @property
+    def partition_id_or_none_value(self) -> int:
+        """The wire form: -1 when not partitioned."""
+        return NO_PARTITION if self._partition_id is None else self._partition_id
+
+    def _key(self) -> tuple[int, int, int]:
+        return (self._table_id, self.partition_id_or_none_value, self._bucket)
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TableBucket) and self._key() == other._key()
+
+    def __lt__(self, other: TableBucket) -> bool:
+        return self._key() < other._key()
+
+    def __repr__(self) -> str:
+        part = f", partition_id={self._partition_id}" if self._partition_id is not None else ""
+        return f"TableBucket(table_id={self._table_id}{part}, bucket={self._bucket})"
+
+    __str__ = __repr__
+
+
+class OffsetSpec:
+    """Which offset ``list_offsets`` returns: earliest, latest, or the first at/after a timestamp."""
+
+    EARLIEST, LATEST, TIMESTAMP = 0, 1, 2
+
+    def __init__(self, kind: int, timestamp: int = 0) -> None:
+        self.kind = kind
+        self.timestamp_ms = timestamp
+
+    @staticmethod
+    def earliest() -> OffsetSpec:
+        return OffsetSpec(OffsetSpec.EARLIEST)
+
+    @staticmethod
+    def latest() -> OffsetSpec:
+        return OffsetSpec(OffsetSpec.LATEST)
+
+    @staticmethod
+    def timestamp(ts: int) -> OffsetSpec:
+        return OffsetSpec(OffsetSpec.TIMESTAMP, ts)
+
+    def __repr__(self) -> str:
+        return {0: "OffsetSpec.earliest()", 1: "OffsetSpec.latest()"}.get(
+            self.kind, f"OffsetSpec.timestamp({self.timestamp_ms})")

@@ -1,0 +1,661 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+DESCRIPTOR: _descriptor.FileDescriptor
+
+class ErrorInfo(_message.Message):
+    __slots__ = ("code", "message")
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    message: str
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ...) -> None: ...
+
+class TablePathPb(_message.Message):
+    __slots__ = ("database_name", "table_name")
+    DATABASE_NAME_FIELD_NUMBER: _ClassVar[int]
+    TABLE_NAME_FIELD_NUMBER: _ClassVar[int]
+    database_name: str
+    table_name: str
+    def __init__(self, database_name: _Optional[str] = ..., table_name: _Optional[str] = ...) -> None: ...
+
+class ServerNodePb(_message.Message):
+    __slots__ = ("id", "host", "port", "server_type")
+    ID_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    PORT_FIELD_NUMBER: _ClassVar[int]
+    SERVER_TYPE_FIELD_NUMBER: _ClassVar[int]
+    id: int
+    host: str
+    port: int
+    server_type: str
+    def __init__(self, id: _Optional[int] = ..., host: _Optional[str] = ..., port: _Optional[int] = ..., server_type: _Optional[str] = ...) -> None: ...
+
+class ColumnPb(_message.Message):
+    __slots__ = ("name", "data_type", "comment", "has_comment")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DATA_TYPE_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    HAS_COMMENT_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    data_type: str
+    comment: str
+    has_comment: bool
+    def __init__(self, name: _Optional[str] = ..., data_type: _Optional[str] = ..., comment: _Optional[str] = ..., has_comment: bool = ...) -> None: ...
+
+class SchemaPb(_message.Message):
+    __slots__ = ("columns", "primary_keys")
+    COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    PRIMARY_KEYS_FIELD_NUMBER: _ClassVar[int]
+    columns: _containers.RepeatedCompositeFieldContainer[ColumnPb]
+    primary_keys: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, columns: _Optional[_Iterable[_Union[ColumnPb, _Mapping]]] = ..., primary_keys: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class TableDescriptorPb(_message.Message):
+    __slots__ = ("schema", "partition_keys", "bucket_count", "bucket_keys", "comment", "has_comment", "properties", "custom_properties")
+    class PropertiesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    class CustomPropertiesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_KEYS_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_COUNT_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_KEYS_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    HAS_COMMENT_FIELD_NUMBER: _ClassVar[int]
+    PROPERTIES_FIELD_NUMBER: _ClassVar[int]
+    CUSTOM_PROPERTIES_FIELD_NUMBER: _ClassVar[int]
+    schema: SchemaPb
+    partition_keys: _containers.RepeatedScalarFieldContainer[str]
+    bucket_count: int
+    bucket_keys: _containers.RepeatedScalarFieldContainer[str]
+    comment: str
+    has_comment: bool
+    properties: _containers.ScalarMap[str, str]
+    custom_properties: _containers.ScalarMap[str, str]
+    def __init__(self, schema: _Optional[_Union[SchemaPb, _Mapping]] = ..., partition_keys: _Optional[_Iterable[str]] = ..., bucket_count: _Optional[int] = ..., bucket_keys: _Optional[_Iterable[str]] = ..., comment: _Optional[str] = ..., has_comment: bool = ..., properties: _Optional[_Mapping[str, str]] = ..., custom_properties: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class TableInfoPb(_message.Message):
+    __slots__ = ("table_path", "table_id", "schema_id", "descriptor", "created_time", "modified_time")
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    SCHEMA_ID_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTOR_FIELD_NUMBER: _ClassVar[int]
+    CREATED_TIME_FIELD_NUMBER: _ClassVar[int]
+    MODIFIED_TIME_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    table_id: int
+    schema_id: int
+    descriptor: TableDescriptorPb
+    created_time: int
+    modified_time: int
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., table_id: _Optional[int] = ..., schema_id: _Optional[int] = ..., descriptor: _Optional[_Union[TableDescriptorPb, _Mapping]] = ..., created_time: _Optional[int] = ..., modified_time: _Optional[int] = ...) -> None: ...
+
+class DatabaseDescriptorPb(_message.Message):
+    __slots__ = ("comment", "has_comment", "custom_properties")
+    class CustomPropertiesEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    HAS_COMMENT_FIELD_NUMBER: _ClassVar[int]
+    CUSTOM_PROPERTIES_FIELD_NUMBER: _ClassVar[int]
+    comment: str
+    has_comment: bool
+    custom_properties: _containers.ScalarMap[str, str]
+    def __init__(self, comment: _Optional[str] = ..., has_comment: bool = ..., custom_properties: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class DatabaseInfoPb(_message.Message):
+    __slots__ = ("database_name", "descriptor", "created_time", "modified_time")
+    DATABASE_NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTOR_FIELD_NUMBER: _ClassVar[int]
+    CREATED_TIME_FIELD_NUMBER: _ClassVar[int]
+    MODIFIED_TIME_FIELD_NUMBER: _ClassVar[int]
+    database_name: str
+    descriptor: DatabaseDescriptorPb
+    created_time: int
+    modified_time: int
+    def __init__(self, database_name: _Optional[str] = ..., descriptor: _Optional[_Union[DatabaseDescriptorPb, _Mapping]] = ..., created_time: _Optional[int] = ..., modified_time: _Optional[int] = ...) -> None: ...
+
+class PartitionInfoPb(_message.Message):
+    __slots__ = ("partition_id", "partition_name", "partition_spec")
+    class PartitionSpecEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_NAME_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_SPEC_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    partition_name: str
+    partition_spec: _containers.ScalarMap[str, str]
+    def __init__(self, partition_id: _Optional[int] = ..., partition_name: _Optional[str] = ..., partition_spec: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class BucketMetadataPb(_message.Message):
+    __slots__ = ("bucket_id", "leader_id", "leader_epoch", "replicas", "isr")
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    LEADER_ID_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    ISR_FIELD_NUMBER: _ClassVar[int]
+    bucket_id: int
+    leader_id: int
+    leader_epoch: int
+    replicas: _containers.RepeatedScalarFieldContainer[int]
+    isr: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, bucket_id: _Optional[int] = ..., leader_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ..., isr: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class TableMetadataPb(_message.Message):
+    __slots__ = ("table_info", "buckets")
+    TABLE_INFO_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    table_info: TableInfoPb
+    buckets: _containers.RepeatedCompositeFieldContainer[BucketMetadataPb]
+    def __init__(self, table_info: _Optional[_Union[TableInfoPb, _Mapping]] = ..., buckets: _Optional[_Iterable[_Union[BucketMetadataPb, _Mapping]]] = ...) -> None: ...
+
+class PartitionMetadataPb(_message.Message):
+    __slots__ = ("table_id", "partition_name", "partition_id", "buckets")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_NAME_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    partition_name: str
+    partition_id: int
+    buckets: _containers.RepeatedCompositeFieldContainer[BucketMetadataPb]
+    def __init__(self, table_id: _Optional[int] = ..., partition_name: _Optional[str] = ..., partition_id: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[BucketMetadataPb, _Mapping]]] = ...) -> None: ...
+
+class CreateDatabaseRequest(_message.Message):
+    __slots__ = ("database_name", "descriptor", "ignore_if_exists")
+    DATABASE_NAME_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTOR_FIELD_NUMBER: _ClassVar[int]
+    IGNORE_IF_EXISTS_FIELD_NUMBER: _ClassVar[int]
+    database_name: str
+    descriptor: DatabaseDescriptorPb
+    ignore_if_exists: bool
+    def __init__(self, database_name: _Optional[str] = ..., descriptor: _Optional[_Union[DatabaseDescriptorPb, _Mapping]] = ..., ignore_if_exists: bool = ...) -> None: ...
+
+class CreateDatabaseResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class DropDatabaseRequest(_message.Message):
+    __slots__ = ("database_name", "ignore_if_not_exists", "cascade")
+    DATABASE_NAME_FIELD_NUMBER: _ClassVar[int]
+    IGNORE_IF_NOT_EXISTS_FIELD_NUMBER: _ClassVar[int]
+    CASCADE_FIELD_NUMBER: _ClassVar[int]
+    database_name: str
+    ignore_if_not_exists: bool
+    cascade: bool
+    def __init__(self, database_name: _Optional[str] = ..., ignore_if_not_exists: bool = ..., cascade: bool = ...) -> None: ...
+
+class DropDatabaseResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class ListDatabasesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListDatabasesResponse(_message.Message):
+    __slots__ = ("error", "database_names")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    DATABASE_NAMES_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    database_names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., database_names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class DatabaseExistsRequest(_message.Message):
+    __slots__ = ("database_name",)
+    DATABASE_NAME_FIELD_NUMBER: _ClassVar[int]
+    database_name: str
+    def __init__(self, database_name: _Optional[str] = ...) -> None: ...
+
+class DatabaseExistsResponse(_message.Message):
+    __slots__ = ("error", "exists")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    EXISTS_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    exists: bool
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., exists: bool = ...) -> None: ...
+
+class GetDatabaseInfoRequest(_message.Message):
+    __slots__ = ("database_name",)
+    DATABASE_NAME_FIELD_NUMBER: _ClassVar[int]
+    database_name: str
+    def __init__(self, database_name: _Optional[str] = ...) -> None: ...
+
+class GetDatabaseInfoResponse(_message.Message):
+    __slots__ = ("error", "database_info")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    DATABASE_INFO_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    database_info: DatabaseInfoPb
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., database_info: _Optional[_Union[DatabaseInfoPb, _Mapping]] = ...) -> None: ...
+
+class CreateTableRequest(_message.Message):
+    __slots__ = ("table_path", "descriptor", "ignore_if_exists")
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    DESCRIPTOR_FIELD_NUMBER: _ClassVar[int]
+    IGNORE_IF_EXISTS_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    descriptor: TableDescriptorPb
+    ignore_if_exists: bool
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., descriptor: _Optional[_Union[TableDescriptorPb, _Mapping]] = ..., ignore_if_exists: bool = ...) -> None: ...
+
+class CreateTableResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class DropTableRequest(_message.Message):
+    __slots__ = ("table_path", "ignore_if_not_exists")
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    IGNORE_IF_NOT_EXISTS_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    ignore_if_not_exists: bool
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., ignore_if_not_exists: bool = ...) -> None: ...
+
+class DropTableResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class GetTableInfoRequest(_message.Message):
+    __slots__ = ("table_path",)
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ...) -> None: ...
+
+class GetTableInfoResponse(_message.Message):
+    __slots__ = ("error", "table_info")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    TABLE_INFO_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    table_info: TableInfoPb
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., table_info: _Optional[_Union[TableInfoPb, _Mapping]] = ...) -> None: ...
+
+class ListTablesRequest(_message.Message):
+    __slots__ = ("database_name",)
+    DATABASE_NAME_FIELD_NUMBER: _ClassVar[int]
+    database_name: str
+    def __init__(self, database_name: _Optional[str] = ...) -> None: ...
+
+class ListTablesResponse(_message.Message):
+    __slots__ = ("error", "table_names")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    TABLE_NAMES_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    table_names: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., table_names: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class TableExistsRequest(_message.Message):
+    __slots__ = ("table_path",)
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ...) -> None: ...
+
+class TableExistsResponse(_message.Message):
+    __slots__ = ("error", "exists")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    EXISTS_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    exists: bool
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., exists: bool = ...) -> None: ...
+
+class CreatePartitionRequest(_message.Message):
+    __slots__ = ("table_path", "partition_spec", "ignore_if_exists")
+    class PartitionSpecEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_SPEC_FIELD_NUMBER: _ClassVar[int]
+    IGNORE_IF_EXISTS_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    partition_spec: _containers.ScalarMap[str, str]
+    ignore_if_exists: bool
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., partition_spec: _Optional[_Mapping[str, str]] = ..., ignore_if_exists: bool = ...) -> None: ...
+
+class CreatePartitionResponse(_message.Message):
+    __slots__ = ("error", "partition_id")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    partition_id: int
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., partition_id: _Optional[int] = ...) -> None: ...
+
+class DropPartitionRequest(_message.Message):
+    __slots__ = ("table_path", "partition_spec", "ignore_if_not_exists")
+    class PartitionSpecEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_SPEC_FIELD_NUMBER: _ClassVar[int]
+    IGNORE_IF_NOT_EXISTS_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    partition_spec: _containers.ScalarMap[str, str]
+    ignore_if_not_exists: bool
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., partition_spec: _Optional[_Mapping[str, str]] = ..., ignore_if_not_exists: bool = ...) -> None: ...
+
+class DropPartitionResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class ListPartitionInfosRequest(_message.Message):
+    __slots__ = ("table_path", "partition_spec")
+    class PartitionSpecEntry(_message.Message):
+        __slots__ = ("key", "value")
+        KEY_FIELD_NUMBER: _ClassVar[int]
+        VALUE_FIELD_NUMBER: _ClassVar[int]
+        key: str
+        value: str
+        def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_SPEC_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    partition_spec: _containers.ScalarMap[str, str]
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., partition_spec: _Optional[_Mapping[str, str]] = ...) -> None: ...
+
+class ListPartitionInfosResponse(_message.Message):
+    __slots__ = ("error", "partitions")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionInfoPb]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., partitions: _Optional[_Iterable[_Union[PartitionInfoPb, _Mapping]]] = ...) -> None: ...
+
+class GetServerNodesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetServerNodesResponse(_message.Message):
+    __slots__ = ("error", "nodes")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    NODES_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    nodes: _containers.RepeatedCompositeFieldContainer[ServerNodePb]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., nodes: _Optional[_Iterable[_Union[ServerNodePb, _Mapping]]] = ...) -> None: ...
+
+class PartitionRefPb(_message.Message):
+    __slots__ = ("table_path", "partition_name")
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_NAME_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    partition_name: str
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., partition_name: _Optional[str] = ...) -> None: ...
+
+class GetMetadataRequest(_message.Message):
+    __slots__ = ("table_paths", "partitions", "partition_ids")
+    TABLE_PATHS_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_IDS_FIELD_NUMBER: _ClassVar[int]
+    table_paths: _containers.RepeatedCompositeFieldContainer[TablePathPb]
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionRefPb]
+    partition_ids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, table_paths: _Optional[_Iterable[_Union[TablePathPb, _Mapping]]] = ..., partitions: _Optional[_Iterable[_Union[PartitionRefPb, _Mapping]]] = ..., partition_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class GetMetadataResponse(_message.Message):
+    __slots__ = ("error", "coordinator", "tablet_servers", "tables", "partitions")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    COORDINATOR_FIELD_NUMBER: _ClassVar[int]
+    TABLET_SERVERS_FIELD_NUMBER: _ClassVar[int]
+    TABLES_FIELD_NUMBER: _ClassVar[int]
+    PARTITIONS_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    coordinator: ServerNodePb
+    tablet_servers: _containers.RepeatedCompositeFieldContainer[ServerNodePb]
+    tables: _containers.RepeatedCompositeFieldContainer[TableMetadataPb]
+    partitions: _containers.RepeatedCompositeFieldContainer[PartitionMetadataPb]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., coordinator: _Optional[_Union[ServerNodePb, _Mapping]] = ..., tablet_servers: _Optional[_Iterable[_Union[ServerNodePb, _Mapping]]] = ..., tables: _Optional[_Iterable[_Union[TableMetadataPb, _Mapping]]] = ..., partitions: _Optional[_Iterable[_Union[PartitionMetadataPb, _Mapping]]] = ...) -> None: ...
+
+class ProduceBucketPb(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "records")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    records: bytes
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., records: _Optional[bytes] = ...) -> None: ...
+
+class ProduceLogRequest(_message.Message):
+    __slots__ = ("acks", "table_id", "timeout_ms", "buckets")
+    ACKS_FIELD_NUMBER: _ClassVar[int]
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    acks: int
+    table_id: int
+    timeout_ms: int
+    buckets: _containers.RepeatedCompositeFieldContainer[ProduceBucketPb]
+    def __init__(self, acks: _Optional[int] = ..., table_id: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[ProduceBucketPb, _Mapping]]] = ...) -> None: ...
+
+class ProduceBucketResultPb(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "error", "base_offset")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    BASE_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    error: ErrorInfo
+    base_offset: int
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., base_offset: _Optional[int] = ...) -> None: ...
+
+class ProduceLogResponse(_message.Message):
+    __slots__ = ("buckets",)
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    buckets: _containers.RepeatedCompositeFieldContainer[ProduceBucketResultPb]
+    def __init__(self, buckets: _Optional[_Iterable[_Union[ProduceBucketResultPb, _Mapping]]] = ...) -> None: ...
+
+class FetchBucketPb(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "fetch_offset", "max_bytes")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    FETCH_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    fetch_offset: int
+    max_bytes: int
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., fetch_offset: _Optional[int] = ..., max_bytes: _Optional[int] = ...) -> None: ...
+
+class FetchTablePb(_message.Message):
+    __slots__ = ("table_id", "projection_enabled", "projected_fields", "buckets")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PROJECTION_ENABLED_FIELD_NUMBER: _ClassVar[int]
+    PROJECTED_FIELDS_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    projection_enabled: bool
+    projected_fields: _containers.RepeatedScalarFieldContainer[int]
+    buckets: _containers.RepeatedCompositeFieldContainer[FetchBucketPb]
+    def __init__(self, table_id: _Optional[int] = ..., projection_enabled: bool = ..., projected_fields: _Optional[_Iterable[int]] = ..., buckets: _Optional[_Iterable[_Union[FetchBucketPb, _Mapping]]] = ...) -> None: ...
+
+class FetchLogRequest(_message.Message):
+    __slots__ = ("follower_id", "max_bytes", "min_bytes", "max_wait_ms", "tables")
+    FOLLOWER_ID_FIELD_NUMBER: _ClassVar[int]
+    MAX_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MIN_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_WAIT_MS_FIELD_NUMBER: _ClassVar[int]
+    TABLES_FIELD_NUMBER: _ClassVar[int]
+    follower_id: int
+    max_bytes: int
+    min_bytes: int
+    max_wait_ms: int
+    tables: _containers.RepeatedCompositeFieldContainer[FetchTablePb]
+    def __init__(self, follower_id: _Optional[int] = ..., max_bytes: _Optional[int] = ..., min_bytes: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., tables: _Optional[_Iterable[_Union[FetchTablePb, _Mapping]]] = ...) -> None: ...
+
+class FetchBucketResultPb(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "error", "high_watermark", "log_start_offset", "records")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    HIGH_WATERMARK_FIELD_NUMBER: _ClassVar[int]
+    LOG_START_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    error: ErrorInfo
+    high_watermark: int
+    log_start_offset: int
+    records: bytes
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., high_watermark: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., records: _Optional[bytes] = ...) -> None: ...
+
+class FetchTableResultPb(_message.Message):
+    __slots__ = ("table_id", "buckets")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    buckets: _containers.RepeatedCompositeFieldContainer[FetchBucketResultPb]
+    def __init__(self, table_id: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[FetchBucketResultPb, _Mapping]]] = ...) -> None: ...
+
+class FetchLogResponse(_message.Message):
+    __slots__ = ("tables",)
+    TABLES_FIELD_NUMBER: _ClassVar[int]
+    tables: _containers.RepeatedCompositeFieldContainer[FetchTableResultPb]
+    def __init__(self, tables: _Optional[_Iterable[_Union[FetchTableResultPb, _Mapping]]] = ...) -> None: ...
+
+class ListOffsetsRequest(_message.Message):
+    __slots__ = ("follower_id", "offset_type", "timestamp", "table_id", "partition_id", "bucket_ids")
+    FOLLOWER_ID_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_TYPE_FIELD_NUMBER: _ClassVar[int]
+    TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_IDS_FIELD_NUMBER: _ClassVar[int]
+    follower_id: int
+    offset_type: int
+    timestamp: int
+    table_id: int
+    partition_id: int
+    bucket_ids: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, follower_id: _Optional[int] = ..., offset_type: _Optional[int] = ..., timestamp: _Optional[int] = ..., table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., bucket_ids: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class ListOffsetsBucketResultPb(_message.Message):
+    __slots__ = ("bucket_id", "error", "offset")
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    OFFSET_FIELD_NUMBER: _ClassVar[int]
+    bucket_id: int
+    error: ErrorInfo
+    offset: int
+    def __init__(self, bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., offset: _Optional[int] = ...) -> None: ...
+
+class ListOffsetsResponse(_message.Message):
+    __slots__ = ("buckets",)
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    buckets: _containers.RepeatedCompositeFieldContainer[ListOffsetsBucketResultPb]
+    def __init__(self, buckets: _Optional[_Iterable[_Union[ListOffsetsBucketResultPb, _Mapping]]] = ...) -> None: ...
+
+class LeaderAndIsrPb(_message.Message):
+    __slots__ = ("table_id", "partition_id", "bucket_id", "leader", "leader_epoch", "replicas", "isr", "bucket_epoch")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    ISR_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    partition_id: int
+    bucket_id: int
+    leader: int
+    leader_epoch: int
+    replicas: _containers.RepeatedScalarFieldContainer[int]
+    isr: _containers.RepeatedScalarFieldContainer[int]
+    bucket_epoch: int
+    def __init__(self, table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., leader: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ..., isr: _Optional[_Iterable[int]] = ..., bucket_epoch: _Optional[int] = ...) -> None: ...
+
+class NotifyLeaderAndIsrRequest(_message.Message):
+    __slots__ = ("coordinator_epoch", "buckets", "table_infos", "partition_infos")
+    COORDINATOR_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    TABLE_INFOS_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_INFOS_FIELD_NUMBER: _ClassVar[int]
+    coordinator_epoch: int
+    buckets: _containers.RepeatedCompositeFieldContainer[LeaderAndIsrPb]
+    table_infos: _containers.RepeatedCompositeFieldContainer[TableInfoPb]
+    partition_infos: _containers.RepeatedCompositeFieldContainer[PartitionInfoPb]
+    def __init__(self, coordinator_epoch: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[LeaderAndIsrPb, _Mapping]]] = ..., table_infos: _Optional[_Iterable[_Union[TableInfoPb, _Mapping]]] = ..., partition_infos: _Optional[_Iterable[_Union[PartitionInfoPb, _Mapping]]] = ...) -> None: ...
+
+class NotifyLeaderAndIsrResultPb(_message.Message):
+    __slots__ = ("table_id", "partition_id", "bucket_id", "error")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    partition_id: int
+    bucket_id: int
+    error: ErrorInfo
+    def __init__(self, table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class NotifyLeaderAndIsrResponse(_message.Message):
+    __slots__ = ("error", "buckets")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    buckets: _containers.RepeatedCompositeFieldContainer[NotifyLeaderAndIsrResultPb]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., buckets: _Optional[_Iterable[_Union[NotifyLeaderAndIsrResultPb, _Mapping]]] = ...) -> None: ...
+
+class StopReplicaPb(_message.Message):
+    __slots__ = ("table_id", "partition_id", "bucket_id", "delete")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    DELETE_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    partition_id: int
+    bucket_id: int
+    delete: bool
+    def __init__(self, table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., delete: bool = ...) -> None: ...
+
+class StopReplicaRequest(_message.Message):
+    __slots__ = ("coordinator_epoch", "buckets")
+    COORDINATOR_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    coordinator_epoch: int
+    buckets: _containers.RepeatedCompositeFieldContainer[StopReplicaPb]
+    def __init__(self, coordinator_epoch: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[StopReplicaPb, _Mapping]]] = ...) -> None: ...
+
+class StopReplicaResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...

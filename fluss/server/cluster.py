@@ -1,0 +1,305 @@
+"""LocalCluster: a real cluster on this machine (a ZooKeeper server, coordinator(s) and tablet servers as
+separate processes on loopback ports), for the CLI (``fluss cluster start``), tests, examples and notebooks.
+
+    with LocalCluster(tablet_servers=3) as cluster:
+        conn = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": cluster.bootstrap_servers}))
+
+Processes are started by this object and stopped by it; ``kill_*`` sends SIGKILL to the PID it started.
+The cluster's state (ports, pids) is written to ``DIR/cluster.json`` so ``fluss cluster status|stop`` work.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import grpc
+import yaml
+
+from fluss.rpc.channels import CHANNEL_OPTIONS
+from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
+from fluss.server.zk.local_server import LocalZooKeeper, free_port
+
+DEFAULT_PORT = 9123
+
+
+@dataclass
+class _Proc:
+    name: str
+    config_path: Path
+    port: int
+    process: subprocess.Popen | None = None
+    pid: int | None = None
+
+    def alive(self) -> bool:
+        if self.process is not None:
+            return self.process.poll() is None
+        return self.pid is not None and _pid_alive(self.pid)
+
+
+@dataclass
+class LocalCluster:
+    tablet_servers: int = 3
+    directory: str | Path | None = None
+    port: int | None = None
+    coordinators: int = 1
+    server_config: dict[str, str] = field(default_factory=dict)
+    zookeeper_session_timeout: str = "3s"
+
+    def __post_init__(self) -> None:
+        self._own_dir = self.directory is None
+        self.dir = Path(self.directory or tempfile.mkdtemp(prefix="fluss-cluster-"))
+        self.zookeeper: LocalZooKeeper | None = None
+        self._coordinators: list[_Proc] = []
+        self._tablets: dict[int, _Proc] = {}
+
+    # ------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> LocalCluster:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self, timeout_s: float = 60.0) -> LocalCluster:
+        self.dir.mkdir(parents=True, exist_ok=True)
+        (self.dir / "logs").mkdir(exist_ok=True)
+        self.zookeeper = LocalZooKeeper(self.dir / "zookeeper")
+        self.zookeeper.start()
+        try:
+            for i in range(self.coordinators):
+                port = (self.port or DEFAULT_PORT) + i if self.port is not None else free_port()
+                self._coordinators.append(self._coordinator_proc(i, port))
+                self._spawn(self._coordinators[-1], "coordinator")
+            for sid in range(self.tablet_servers):
+                self._tablets[sid] = self._tablet_proc(sid, free_port())
+                self._spawn(self._tablets[sid], "tablet-server")
+            self._save_state()
+            self.wait_until_ready(timeout_s)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        procs = list(self._tablets.values()) + self._coordinators
+        for p in procs:
+            _terminate(p)
+        for p in procs:
+            _wait_gone(p, 15)
+        if self.zookeeper:
+            self.zookeeper.stop()
+            self.zookeeper = None
+        state = self.dir / "cluster.json"
+        if state.exists():
+            state.unlink()
+        if self._own_dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+    @property
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"127.0.0.1:{c.port}" for c in self._coordinators)
+
+    @property
+    def zookeeper_address(self) -> str:
+        assert self.zookeeper is not None
+        return self.zookeeper.address
+
+    # ------------------------------------------------------------ process hooks (used by fault tests)
+
+    def tablet_server_pid(self, server_id: int) -> int | None:
+        p = self._tablets[server_id]
+        return p.process.pid if p.process else p.pid
+
+    def kill_tablet_server(self, server_id: int) -> None:
+        _kill(self._tablets[server_id])
+
+    def stop_tablet_server(self, server_id: int, timeout_s: float = 30) -> None:
+        p = self._tablets[server_id]
+        _terminate(p)
+        _wait_gone(p, timeout_s)
+
+    def start_tablet_server(self, server_id: int, wait: bool = True) -> None:
+        if server_id not in self._tablets:
+            self._tablets[server_id] = self._tablet_proc(server_id, free_port())
+        p = self._tablets[server_id]
+        if p.alive():
+            raise RuntimeError(f"tablet server {server_id} is already running")
+        self._spawn(p, "tablet-server")
+        self._save_state()
+        if wait:
+            self.wait_until_ready()
+
+    def kill_coordinator(self, index: int = 0) -> None:
+        _kill(self._coordinators[index])
+
+    def stop_coordinator(self, index: int = 0) -> None:
+        _terminate(self._coordinators[index])
+        _wait_gone(self._coordinators[index], 30)
+
+    def start_coordinator(self, index: int = 0, wait: bool = True) -> None:
+        p = self._coordinators[index]
+        if p.alive():
+            raise RuntimeError(f"coordinator {index} is already running")
+        self._spawn(p, "coordinator")
+        self._save_state()
+        if wait:
+            self.wait_until_ready()
+
+    def live_tablet_servers(self) -> list[int]:
+        return sorted(sid for sid, p in self._tablets.items() if p.alive())
+
+    # ------------------------------------------------------------ readiness
+
+    def server_nodes(self) -> list[pb.ServerNodePb] | None:
+        """GetServerNodes from whichever coordinator is active, or None if none answers."""
+        for c in self._coordinators:
+            if not c.alive():
+                continue
+            try:
+                with grpc.insecure_channel(f"127.0.0.1:{c.port}", options=CHANNEL_OPTIONS) as ch:
+                    resp = rpc.AdminServiceStub(ch).GetServerNodes(pb.GetServerNodesRequest(), timeout=2)
+            except grpc.RpcError:
+                continue
+            if resp.error.code == 0:
+                return list(resp.nodes)
+        return None
+
+    def wait_until_ready(self, timeout_s: float = 60.0) -> None:
+        """Waits until a coordinator is active and every running tablet server is registered."""
+        deadline = time.monotonic() + timeout_s
+        expected = set(self.live_tablet_servers())
+        while time.monotonic() < deadline:
+            for sid in expected:
+                if not self._tablets[sid].alive():
+                    raise RuntimeError(f"tablet server {sid} exited; see {self._log_path(self._tablets[sid])}")
+            if not any(c.alive() for c in self._coordinators):
+                raise RuntimeError(f"no coordinator is running; see {self.dir / 'logs'}")
+            nodes = self.server_nodes()
+            if nodes is not None and expected <= {n.id for n in nodes if n.server_type == "TabletServer"}:
+                return
+            time.sleep(0.1)
+        raise TimeoutError(f"cluster in {self.dir} not ready after {timeout_s}s; logs in {self.dir / 'logs'}")
+
+    def wait_for_tablet_servers(self, ids: set[int], timeout_s: float = 30.0) -> None:
+        """Waits until the registered tablet servers are exactly ``ids``."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            nodes = self.server_nodes()
+            if nodes is not None and {n.id for n in nodes if n.server_type == "TabletServer"} == ids:
+                return
+            time.sleep(0.1)
+        raise TimeoutError(f"tablet servers did not become {sorted(ids)} within {timeout_s}s")
+
+    # ------------------------------------------------------------ internals
+
+    def _base_config(self) -> dict[str, str]:
+        assert self.zookeeper is not None
+        return {
+            "zookeeper.address": self.zookeeper.address,
+            "zookeeper.client.session-timeout": self.zookeeper_session_timeout,
+            "remote.data.dir": str(self.dir / "remote"),
+            **self.server_config,
+        }
+
+    def _coordinator_proc(self, index: int, port: int) -> _Proc:
+        cfg = {**self._base_config(), "coordinator.id": str(index), "bind.listeners": f"FLUSS://127.0.0.1:{port}"}
+        path = self.dir / f"coordinator-{index}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        return _Proc(f"coordinator-{index}", path, port)
+
+    def _tablet_proc(self, sid: int, port: int) -> _Proc:
+        cfg = {**self._base_config(), "tablet-server.id": str(sid), "bind.listeners": f"FLUSS://127.0.0.1:{port}",
+               "data.dir": str(self.dir / f"tablet-server-{sid}" / "data")}
+        path = self.dir / f"tablet-server-{sid}.yaml"
+        path.write_text(yaml.safe_dump(cfg))
+        return _Proc(f"tablet-server-{sid}", path, port)
+
+    def _log_path(self, p: _Proc) -> Path:
+        return self.dir / "logs" / f"{p.name}.log"
+
+    def _spawn(self, p: _Proc, command: str) -> None:
+        with open(self._log_path(p), "ab") as log:
+            p.process = subprocess.Popen(
+                [sys.executable, "-m", "fluss.cli", command, "--config", str(p.config_path)],
+                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+            )
+        p.pid = p.process.pid
+
+    def _save_state(self) -> None:
+        state = {
+            "zookeeper": {"port": self.zookeeper.port if self.zookeeper else None,
+                          "pid": self.zookeeper.process.pid if self.zookeeper and self.zookeeper.process else None},
+            "coordinators": [{"name": c.name, "port": c.port, "pid": c.pid} for c in self._coordinators],
+            "tablet_servers": [{"id": s, "port": t.port, "pid": t.pid} for s, t in self._tablets.items()],
+            "bootstrap_servers": self.bootstrap_servers,
+        }
+        (self.dir / "cluster.json").write_text(json.dumps(state, indent=2))
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _kill(p: _Proc) -> None:
+    if p.alive() and p.pid:
+        os.kill(p.pid, signal.SIGKILL)
+        _wait_gone(p, 10)
+
+
+def _terminate(p: _Proc) -> None:
+    if p.alive() and p.pid:
+        try:
+            os.kill(p.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+def _wait_gone(p: _Proc, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while p.alive() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    if p.alive() and p.pid:
+        os.kill(p.pid, signal.SIGKILL)
+        while p.alive():
+            time.sleep(0.02)
+    if p.process is not None:
+        p.process.wait()
+
+
+def stop_from_state(directory: Path) -> bool:
+    """Stops a cluster started by ``fluss cluster start`` in another process, from its ``cluster.json``."""
+    state_file = directory / "cluster.json"
+    if not state_file.exists():
+        return False
+    state = json.loads(state_file.read_text())
+    procs = [_Proc(t["id"], Path(), t["port"], pid=t["pid"]) for t in state["tablet_servers"]]
+    procs += [_Proc(c["name"], Path(), c["port"], pid=c["pid"]) for c in state["coordinators"]]
+    for p in procs:
+        _terminate(p)
+    for p in procs:
+        _wait_gone(p, 15)
+    zk_pid = state["zookeeper"]["pid"]
+    if zk_pid:
+        zk = _Proc("zookeeper", Path(), 0, pid=zk_pid)
+        _terminate(zk)
+        _wait_gone(zk, 15)
+    state_file.unlink()
+    return True

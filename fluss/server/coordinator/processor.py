@@ -1,0 +1,394 @@
+"""The coordinator's event processor: every cluster change is an event handled one at a time.
+
+DDL requests (from the admin RPCs) and membership changes (from ZooKeeper watches) are queued; a single task
+applies each against the in-memory ``CoordinatorContext``, writes ZooKeeper (atomically, in transactions)
+and then tells the tablet servers what they host through the ``TabletNotifier``. Blocking ZooKeeper calls run
+in a worker thread so the RPC server keeps answering reads meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.key.partition import partition_spec_to_name
+from fluss.metadata import DatabaseDescriptor, ServerNode, TableBucket, TableDescriptor, TableInfo, TablePath
+from fluss.server.config import (
+    DEFAULT_BUCKET_NUMBER,
+    DEFAULT_REPLICATION_FACTOR,
+    MAX_BUCKET_NUM,
+    MAX_PARTITION_NUM,
+    ServerConfig,
+)
+from fluss.server.coordinator.assignment import assign_replicas
+from fluss.server.coordinator.context import CoordinatorContext, PartitionEntry, table_info_of
+from fluss.server.coordinator.notifier import TabletNotifier
+from fluss.server.coordinator.validation import check_database_name, check_table_name, resolve_table
+from fluss.server.zk import paths
+from fluss.server.zk.client import ZooKeeperClient
+from fluss.server.zk.data import (
+    Assignment,
+    DatabaseRegistration,
+    LeaderAndIsr,
+    PartitionRegistration,
+    TableRegistration,
+)
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DATABASE = "fluss"
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclass
+class _Event:
+    handler: Callable[..., Awaitable[Any]]
+    args: tuple
+    future: asyncio.Future | None
+
+
+class CoordinatorEventProcessor:
+    def __init__(self, zk: ZooKeeperClient, config: ServerConfig, context: CoordinatorContext,
+                 notifier: TabletNotifier) -> None:
+        self.zk = zk
+        self.config = config
+        self.ctx = context
+        self.notifier = notifier
+        self._queue: asyncio.Queue[_Event] = asyncio.Queue()
+        self._task: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # ------------------------------------------------------------ lifecycle
+
+    async def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        await self._load_from_zookeeper()
+        if DEFAULT_DATABASE not in self.ctx.databases:
+            await self.submit(self._create_database, DEFAULT_DATABASE, DatabaseDescriptor(), True, start=True)
+        self._task = asyncio.create_task(self._run(), name="coordinator-events")
+        self.zk.watch_tablet_servers(self._on_servers_changed_threadsafe)
+
+    async def stop(self) -> None:
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001
+                pass
+
+    async def submit(self, handler: Callable[..., Awaitable[Any]], *args: Any, start: bool = False) -> Any:
+        """Queues an event and waits for its result (``start``: run inline before the loop runs)."""
+        if start:
+            return await handler(*args)
+        fut = asyncio.get_running_loop().create_future()
+        await self._queue.put(_Event(handler, args, fut))
+        return await fut
+
+    async def _run(self) -> None:
+        while True:
+            event = await self._queue.get()
+            try:
+                result = await event.handler(*event.args)
+                if event.future and not event.future.done():
+                    event.future.set_result(result)
+            except Exception as e:  # noqa: BLE001 - errors travel back to the requester
+                if not isinstance(e, FlussError):
+                    log.exception("coordinator event %s failed", event.handler.__name__)
+                if event.future and not event.future.done():
+                    event.future.set_exception(e)
+
+    def _on_servers_changed_threadsafe(self, ids: list[int]) -> None:
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        loop.call_soon_threadsafe(self._queue.put_nowait, _Event(self._servers_changed, (ids,), None))
+
+    async def _zk(self, fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.to_thread(fn, *args)
+
+    # ------------------------------------------------------------ state loading
+
+    async def _load_from_zookeeper(self) -> None:
+        def load() -> None:
+            zk, ctx = self.zk, self.ctx
+            for db in zk.list_databases():
+                reg = zk.get_database(db)
+                if reg is None:
+                    continue
+                ctx.databases[db] = reg
+                for t in zk.list_tables(db):
+                    got = zk.get_table(db, t)
+                    if got is None:
+                        continue
+                    reg_t, schema_json = got
+                    info = table_info_of(TablePath(db, t), reg_t, schema_json)
+                    ctx.add_table(info)
+                    self._load_buckets(info.table_id, -1)
+                    for name, preg in zk.list_partitions(db, t).items():
+                        ctx.partitions[preg.partition_id] = PartitionEntry(info.table_id, name, preg)
+                        self._load_buckets(info.table_id, preg.partition_id)
+            for sid, reg in zk.get_tablet_servers().items():
+                ctx.live_servers[sid] = ServerNode(sid, reg.host, reg.port, "TabletServer")
+
+        await self._zk(load)
+        log.info("coordinator loaded %d databases, %d tables, %d buckets, %d live tablet servers",
+                 len(self.ctx.databases), len(self.ctx.tables), len(self.ctx.leaders), len(self.ctx.live_servers))
+        # Re-announce every bucket so tablet servers learn the new coordinator epoch and current leaders.
+        for sid in self.ctx.live_servers:
+            self.notifier.leader_and_isr(sid, self.ctx.buckets_hosted_by(sid))
+
+    def _load_buckets(self, table_id: int, partition_id: int) -> None:
+        assignment = self.zk.get_assignment(table_id, partition_id)
+        if assignment is None:
+            return
+        self.ctx.assignments[(table_id, partition_id)] = assignment
+        for bucket in assignment.buckets:
+            got = self.zk.get_leader_and_isr(table_id, partition_id, bucket)
+            if got is not None:
+                self.ctx.leaders[TableBucket(table_id, bucket, partition_id)] = got
+
+    # ------------------------------------------------------------ databases
+
+    async def create_database(self, name: str, descriptor: DatabaseDescriptor, ignore_if_exists: bool) -> None:
+        await self.submit(self._create_database, name, descriptor, ignore_if_exists)
+
+    async def _create_database(self, name: str, descriptor: DatabaseDescriptor, ignore_if_exists: bool) -> None:
+        check_database_name(name)
+        if name in self.ctx.databases:
+            if ignore_if_exists:
+                return
+            raise FlussError(f"Database '{name}' already exists", ErrorCode.DATABASE_ALREADY_EXIST)
+        ts = now_ms()
+        reg = DatabaseRegistration(descriptor.comment, descriptor.get_custom_properties(), ts, ts)
+        await self._zk(self.zk.create_database, name, reg)
+        self.ctx.databases[name] = reg
+
+    async def drop_database(self, name: str, ignore_if_not_exists: bool, cascade: bool) -> None:
+        await self.submit(self._drop_database, name, ignore_if_not_exists, cascade)
+
+    async def _drop_database(self, name: str, ignore_if_not_exists: bool, cascade: bool) -> None:
+        if name not in self.ctx.databases:
+            if ignore_if_not_exists:
+                return
+            raise FlussError(f"Database '{name}' does not exist", ErrorCode.DATABASE_NOT_EXIST)
+        tables = [info for path, info in self.ctx.tables.items() if path.database_name == name]
+        if tables and not cascade:
+            raise FlussError(f"Database '{name}' is not empty: it has {len(tables)} table(s) "
+                             f"({', '.join(sorted(t.table_path.table_name for t in tables)[:5])}); "
+                             "drop them first or use cascade", ErrorCode.DATABASE_NOT_EMPTY)
+        for info in tables:
+            await self._drop_table(info.table_path, True)
+        await self._zk(self.zk.delete_database, name)
+        self.ctx.databases.pop(name, None)
+
+    # ------------------------------------------------------------ tables
+
+    async def create_table(self, path: TablePath, desc: TableDescriptor, ignore_if_exists: bool) -> None:
+        await self.submit(self._create_table, path, desc, ignore_if_exists)
+
+    async def _create_table(self, path: TablePath, desc: TableDescriptor, ignore_if_exists: bool) -> None:
+        check_database_name(path.database_name)
+        check_table_name(path.table_name)
+        if path.database_name not in self.ctx.databases:
+            raise FlussError(f"Database '{path.database_name}' does not exist", ErrorCode.DATABASE_NOT_EXIST)
+        if path in self.ctx.tables:
+            if ignore_if_exists:
+                return
+            raise FlussError(f"Table '{path}' already exists", ErrorCode.TABLE_ALREADY_EXIST)
+        resolved = resolve_table(desc, str(path), self.config.get_int(DEFAULT_BUCKET_NUMBER),
+                                 self.config.get_int(MAX_BUCKET_NUM))
+        rf = self._replication_factor(resolved)
+        table_id = await self._zk(self.zk.next_id, paths.TABLE_ID_SEQ)
+        ts = now_ms()
+        reg = TableRegistration(
+            table_id=table_id, schema_id=1, partition_keys=resolved.partition_keys,
+            bucket_count=int(resolved.bucket_count), bucket_keys=resolved.bucket_keys, comment=resolved.comment,
+            properties=resolved.properties, custom_properties=resolved.custom_properties,
+            created_time=ts, modified_time=ts)
+        schema_json = resolved.get_schema().row_schema.to_json()
+        assignment, leaders = None, {}
+        if not resolved.partition_keys:
+            assignment, leaders = self._new_assignment(table_id, table_id, reg.bucket_count, rf)
+        await self._zk(self.zk.create_table, path.database_name, path.table_name, reg, schema_json, assignment, leaders)
+        info = table_info_of(path, reg, schema_json)
+        self.ctx.add_table(info)
+        if assignment is not None:
+            self._register_buckets(table_id, -1, assignment, leaders)
+        log.info("created table %s (id %d, %d buckets, rf %d)", path, table_id, reg.bucket_count, rf)
+
+    def _replication_factor(self, desc: TableDescriptor) -> int:
+        raw = desc.properties.get("table.replication.factor")
+        rf = int(raw) if raw else self.config.get_int(DEFAULT_REPLICATION_FACTOR)
+        live = len(self.ctx.live_servers)
+        if rf < 1 or rf > live:
+            raise FlussError(f"Replication factor {rf} is invalid: it must be between 1 and the number of live "
+                             f"tablet servers ({live})", ErrorCode.INVALID_REPLICATION_FACTOR)
+        return rf
+
+    def _new_assignment(self, table_id: int, seed: int, buckets: int, rf: int
+                        ) -> tuple[Assignment, dict[int, LeaderAndIsr]]:
+        replicas = assign_replicas(buckets, rf, list(self.ctx.live_servers), seed)
+        leaders = {b: LeaderAndIsr(r[0], 0, list(r), self.ctx.epoch, 0) for b, r in replicas.items()}
+        return Assignment(table_id, replicas), leaders
+
+    def _register_buckets(self, table_id: int, partition_id: int, assignment: Assignment,
+                          leaders: dict[int, LeaderAndIsr]) -> None:
+        self.ctx.assignments[(table_id, partition_id)] = assignment
+        by_server: dict[int, list[TableBucket]] = {}
+        for bucket, lai in leaders.items():
+            tb = TableBucket(table_id, bucket, partition_id)
+            self.ctx.leaders[tb] = (lai, 0)
+            for sid in assignment.buckets[bucket]:
+                by_server.setdefault(sid, []).append(tb)
+        for sid, tbs in by_server.items():
+            self.notifier.leader_and_isr(sid, tbs)
+
+    async def drop_table(self, path: TablePath, ignore_if_not_exists: bool) -> None:
+        await self.submit(self._drop_table, path, ignore_if_not_exists)
+
+    async def _drop_table(self, path: TablePath, ignore_if_not_exists: bool) -> None:
+        info = self.ctx.tables.get(path)
+        if info is None:
+            if ignore_if_not_exists:
+                return
+            raise FlussError(f"Table '{path}' does not exist", ErrorCode.TABLE_NOT_EXIST)
+        pids = [p for p, e in self.ctx.partitions.items() if e.table_id == info.table_id]
+        hosts = {tb: self.ctx.replicas(tb) for tb in self.ctx.leaders if tb.table_id == info.table_id}
+        await self._zk(self.zk.delete_table, path.database_name, path.table_name, info.table_id, pids)
+        self.ctx.remove_table(info)
+        self._stop_replicas(hosts)
+        log.info("dropped table %s (id %d)", path, info.table_id)
+
+    def _stop_replicas(self, hosts: dict[TableBucket, list[int]]) -> None:
+        by_server: dict[int, list[TableBucket]] = {}
+        for tb, servers in hosts.items():
+            for sid in servers:
+                by_server.setdefault(sid, []).append(tb)
+        for sid, tbs in by_server.items():
+            self.notifier.stop_replicas(sid, tbs, delete=True)
+
+    # ------------------------------------------------------------ partitions
+
+    def table_or_raise(self, path: TablePath) -> TableInfo:
+        info = self.ctx.tables.get(path)
+        if info is None:
+            raise FlussError(f"Table '{path}' does not exist", ErrorCode.TABLE_NOT_EXIST)
+        return info
+
+    def partitioned_table_or_raise(self, path: TablePath) -> TableInfo:
+        info = self.table_or_raise(path)
+        if not info.is_partitioned():
+            raise FlussError(f"Table '{path}' is not partitioned", ErrorCode.TABLE_NOT_PARTITIONED_EXCEPTION)
+        return info
+
+    async def create_partition(self, path: TablePath, spec: dict[str, str], ignore_if_exists: bool) -> int:
+        return await self.submit(self._create_partition, path, spec, ignore_if_exists)
+
+    async def _create_partition(self, path: TablePath, spec: dict[str, str], ignore_if_exists: bool) -> int:
+        info = self.partitioned_table_or_raise(path)
+        name = partition_spec_to_name(spec, info.get_partition_keys())
+        existing = self.ctx.partitions_of(info.table_id)
+        if name in existing:
+            if ignore_if_exists:
+                return existing[name].reg.partition_id
+            raise FlussError(f"Partition '{name}' of table '{path}' already exists", ErrorCode.PARTITION_ALREADY_EXISTS)
+        max_partitions = self.config.get_int(MAX_PARTITION_NUM)
+        if len(existing) >= max_partitions:
+            raise FlussError(f"Table '{path}' already has {len(existing)} partitions, the maximum "
+                             f"(max.partition.num = {max_partitions})", ErrorCode.PARTITION_MAX_NUM_EXCEPTION)
+        rf = self._replication_factor(info.descriptor)
+        partition_id = await self._zk(self.zk.next_id, paths.PARTITION_ID_SEQ)
+        assignment, leaders = self._new_assignment(info.table_id, info.table_id + partition_id, info.num_buckets, rf)
+        reg = PartitionRegistration(partition_id, info.table_id, {k: spec[k] for k in info.get_partition_keys()})
+        await self._zk(self.zk.create_partition, path.database_name, path.table_name, name, reg, assignment, leaders)
+        self.ctx.partitions[partition_id] = PartitionEntry(info.table_id, name, reg)
+        self._register_buckets(info.table_id, partition_id, assignment, leaders)
+        log.info("created partition %s of %s (id %d)", name, path, partition_id)
+        return partition_id
+
+    async def drop_partition(self, path: TablePath, spec: dict[str, str], ignore_if_not_exists: bool) -> None:
+        await self.submit(self._drop_partition, path, spec, ignore_if_not_exists)
+
+    async def _drop_partition(self, path: TablePath, spec: dict[str, str], ignore_if_not_exists: bool) -> None:
+        info = self.partitioned_table_or_raise(path)
+        name = partition_spec_to_name(spec, info.get_partition_keys())
+        entry = self.ctx.partitions_of(info.table_id).get(name)
+        if entry is None:
+            if ignore_if_not_exists:
+                return
+            raise FlussError(f"Partition '{name}' of table '{path}' does not exist", ErrorCode.PARTITION_NOT_EXISTS)
+        pid = entry.reg.partition_id
+        hosts = {tb: self.ctx.replicas(tb) for tb in self.ctx.buckets_of(info.table_id, pid)}
+        await self._zk(self.zk.delete_partition, path.database_name, path.table_name, name, info.table_id, pid)
+        self.ctx.partitions.pop(pid, None)
+        self.ctx.remove_buckets(lambda tb: tb.table_id == info.table_id and tb.partition_id_or_none_value == pid)
+        self._stop_replicas(hosts)
+
+    # ------------------------------------------------------------ membership and leadership
+
+    async def _servers_changed(self, ids: list[int]) -> None:
+        current = set(ids)
+        known = set(self.ctx.live_servers)
+        for sid in sorted(known - current):
+            await self._on_server_lost(sid)
+        joined = sorted(current - known)
+        if joined:
+            regs = await self._zk(self.zk.get_tablet_servers)
+            for sid in joined:
+                reg = regs.get(sid)
+                if reg is not None:
+                    await self._on_server_joined(sid, ServerNode(sid, reg.host, reg.port, "TabletServer"))
+
+    async def _on_server_lost(self, sid: int) -> None:
+        node = self.ctx.live_servers.pop(sid, None)
+        log.info("tablet server %d left the cluster", sid)
+        self.notifier.forget(sid, node)
+        for tb in self.ctx.buckets_hosted_by(sid):
+            lai, version = self.ctx.leaders[tb]
+            if sid not in lai.isr and lai.leader != sid:
+                continue
+            isr = [r for r in lai.isr if r != sid]
+            if lai.leader == sid:
+                candidates = [r for r in isr if r in self.ctx.live_servers]
+                if candidates:
+                    new = LeaderAndIsr(candidates[0], lai.leader_epoch + 1, isr, self.ctx.epoch, lai.bucket_epoch + 1)
+                else:  # keep the last leader in the ISR: it is the one that must come back
+                    new = LeaderAndIsr(-1, lai.leader_epoch + 1, lai.isr, self.ctx.epoch, lai.bucket_epoch + 1)
+            else:
+                new = LeaderAndIsr(lai.leader, lai.leader_epoch, isr or lai.isr, self.ctx.epoch, lai.bucket_epoch + 1)
+            await self._write_leader(tb, new, version)
+
+    async def _on_server_joined(self, sid: int, node: ServerNode) -> None:
+        log.info("tablet server %d joined at %s", sid, node.address)
+        self.ctx.live_servers[sid] = node
+        self.notifier.add_server(node)
+        hosted = self.ctx.buckets_hosted_by(sid)
+        for tb in hosted:
+            lai, version = self.ctx.leaders[tb]
+            if lai.leader == -1 and sid in lai.isr:
+                await self._write_leader(tb, LeaderAndIsr(sid, lai.leader_epoch + 1, lai.isr, self.ctx.epoch,
+                                                          lai.bucket_epoch + 1), version, notify=False)
+        self.notifier.leader_and_isr(sid, hosted)
+
+    async def _write_leader(self, tb: TableBucket, new: LeaderAndIsr, version: int, notify: bool = True) -> None:
+        pid = tb.partition_id_or_none_value
+        try:
+            new_version = await self._zk(self.zk.set_leader_and_isr, tb.table_id, pid, tb.bucket_id, new, version)
+        except Exception:  # noqa: BLE001 - a concurrent writer (a tablet server's ISR change): reload and retry once
+            got = await self._zk(self.zk.get_leader_and_isr, tb.table_id, pid, tb.bucket_id)
+            if got is None:
+                return
+            new_version = await self._zk(self.zk.set_leader_and_isr, tb.table_id, pid, tb.bucket_id, new, got[1])
+        self.ctx.leaders[tb] = (new, new_version)
+        if notify:
+            for sid in self.ctx.replicas(tb):
+                if sid in self.ctx.live_servers:
+                    self.notifier.leader_and_isr(sid, [tb])

@@ -1,0 +1,116 @@
+"""The CoordinatorServer process: serves AdminService; one instance is active, elected through ZooKeeper.
+
+Start-up: connect to ZooKeeper, serve gRPC, then campaign for ``/coordinators/active`` (an ephemeral node).
+The winner bumps the coordinator epoch, rebuilds its state from ZooKeeper and starts the event processor;
+standbys answer admin calls with INVALID_COORDINATOR_EXCEPTION naming nobody, so clients try the next
+bootstrap address. A coordinator that loses its ZooKeeper session exits (a supervisor or the local
+cluster restarts it) rather than risk acting on stale state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import threading
+
+import grpc
+from kazoo.exceptions import NodeExistsError
+from kazoo.protocol.states import KazooState
+
+from fluss.metadata import ServerNode
+from fluss.rpc.channels import SERVER_OPTIONS
+from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
+from fluss.server.config import (
+    COORDINATOR_ID,
+    ZOOKEEPER_ADDRESS,
+    ZOOKEEPER_PATH_ROOT,
+    ZOOKEEPER_SESSION_TIMEOUT,
+    ServerConfig,
+)
+from fluss.server.coordinator.context import CoordinatorContext
+from fluss.server.coordinator.notifier import TabletNotifier
+from fluss.server.coordinator.processor import CoordinatorEventProcessor
+from fluss.server.coordinator.service import AdminServicer
+from fluss.server.zk import paths
+from fluss.server.zk.client import ZooKeeperClient
+from fluss.server.zk.data import CoordinatorRegistration, encode
+
+log = logging.getLogger(__name__)
+
+
+class CoordinatorServer:
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.server_id = int(config.get(COORDINATOR_ID, "0"))
+        host, port = config.advertised_address()
+        self.node = ServerNode(self.server_id, host, port, "CoordinatorServer")
+        self.zk = ZooKeeperClient(config.require(ZOOKEEPER_ADDRESS), config.get(ZOOKEEPER_PATH_ROOT),
+                                  config.get_duration_ms(ZOOKEEPER_SESSION_TIMEOUT) / 1000)
+        self.processor: CoordinatorEventProcessor | None = None
+        self.notifier: TabletNotifier | None = None
+        self._grpc: grpc.aio.Server | None = None
+        self._stopped = asyncio.Event()
+        self._closing = False
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stopped.set)
+        await asyncio.to_thread(self.zk.start)
+        self.zk.kazoo.add_listener(self._on_zk_state)
+        self._grpc = grpc.aio.server(options=SERVER_OPTIONS)
+        rpc.add_AdminServiceServicer_to_server(AdminServicer(self), self._grpc)
+        bind_host, bind_port = self.config.bind_address()
+        self._grpc.add_insecure_port(f"{bind_host}:{bind_port}")
+        await self._grpc.start()
+        log.info("coordinator %d listening on %s:%d", self.server_id, bind_host, bind_port)
+        campaign = asyncio.create_task(self._campaign())
+        await self._stopped.wait()
+        campaign.cancel()
+        await self.shutdown()
+
+    async def _campaign(self) -> None:
+        """Waits until this server holds /coordinators/active, then becomes the active coordinator."""
+        while True:
+            won = await asyncio.to_thread(self._try_become_active)
+            if won:
+                break
+        epoch = await asyncio.to_thread(self.zk.bump_coordinator_epoch)
+        await asyncio.to_thread(self.zk.kazoo.set, paths.ACTIVE_COORDINATOR,
+                                encode(CoordinatorRegistration(self.server_id, self.node.host, self.node.port, epoch)))
+        ctx = CoordinatorContext(epoch=epoch)
+        self.notifier = TabletNotifier(ctx)
+        processor = CoordinatorEventProcessor(self.zk, self.config, ctx, self.notifier)
+        await processor.start()
+        self.processor = processor
+        log.info("coordinator %d is active with epoch %d", self.server_id, epoch)
+
+    def _try_become_active(self) -> bool:
+        reg = CoordinatorRegistration(self.server_id, self.node.host, self.node.port, -1)
+        try:
+            self.zk.kazoo.create(paths.ACTIVE_COORDINATOR, encode(reg), ephemeral=True)
+            return True
+        except NodeExistsError:
+            gone = threading.Event()
+            if self.zk.kazoo.exists(paths.ACTIVE_COORDINATOR, watch=lambda _e: gone.set()) is None:
+                return False
+            gone.wait(timeout=5)
+            return False
+
+    def _on_zk_state(self, state: str) -> None:
+        if state == KazooState.LOST and not self._closing:
+            log.error("coordinator %d lost its ZooKeeper session; exiting", self.server_id)
+            os._exit(3)
+
+    async def shutdown(self) -> None:
+        self._closing = True
+        if self.processor:
+            await self.processor.stop()
+        if self.notifier:
+            await self.notifier.close()
+        if self._grpc:
+            await self._grpc.stop(grace=1)
+        await asyncio.to_thread(self.zk.close)
+        log.info("coordinator %d stopped", self.server_id)

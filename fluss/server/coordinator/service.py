@@ -1,0 +1,173 @@
+"""The coordinator's AdminService: DDL goes through the event processor, reads come from the context."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.metadata import DatabaseDescriptor, TableDescriptor, TablePath
+from fluss.rpc.errors import OK, error_info
+from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
+from fluss.server.coordinator.processor import CoordinatorEventProcessor
+
+
+def _guard(response_type: type) -> Callable:
+    """Wraps a handler: a FlussError (or any error) becomes the response's ``error`` field."""
+
+    def wrap(fn: Callable) -> Callable:
+        async def handler(self, request, context):
+            if not self.is_active():
+                return response_type(error=pb.ErrorInfo(code=ErrorCode.INVALID_COORDINATOR_EXCEPTION,
+                                                        message="This coordinator is not the active one"))
+            try:
+                return await fn(self, request, context)
+            except Exception as e:  # noqa: BLE001
+                return response_type(error=error_info(e))
+
+        handler.__name__ = fn.__name__
+        return handler
+
+    return wrap
+
+
+class AdminServicer(rpc.AdminServiceServicer):
+    def __init__(self, server) -> None:
+        self._server = server
+
+    def is_active(self) -> bool:
+        return self._server.processor is not None
+
+    @property
+    def p(self) -> CoordinatorEventProcessor:
+        return self._server.processor
+
+    # databases
+    @_guard(pb.CreateDatabaseResponse)
+    async def CreateDatabase(self, request, context):
+        await self.p.create_database(request.database_name, DatabaseDescriptor.from_pb(request.descriptor),
+                                     request.ignore_if_exists)
+        return pb.CreateDatabaseResponse(error=OK)
+
+    @_guard(pb.DropDatabaseResponse)
+    async def DropDatabase(self, request, context):
+        await self.p.drop_database(request.database_name, request.ignore_if_not_exists, request.cascade)
+        return pb.DropDatabaseResponse(error=OK)
+
+    @_guard(pb.ListDatabasesResponse)
+    async def ListDatabases(self, request, context):
+        return pb.ListDatabasesResponse(error=OK, database_names=sorted(self.p.ctx.databases))
+
+    @_guard(pb.DatabaseExistsResponse)
+    async def DatabaseExists(self, request, context):
+        return pb.DatabaseExistsResponse(error=OK, exists=request.database_name in self.p.ctx.databases)
+
+    @_guard(pb.GetDatabaseInfoResponse)
+    async def GetDatabaseInfo(self, request, context):
+        reg = self.p.ctx.databases.get(request.database_name)
+        if reg is None:
+            raise FlussError(f"Database '{request.database_name}' does not exist", ErrorCode.DATABASE_NOT_EXIST)
+        desc = DatabaseDescriptor(reg.comment, reg.custom_properties)
+        return pb.GetDatabaseInfoResponse(error=OK, database_info=pb.DatabaseInfoPb(
+            database_name=request.database_name, descriptor=desc.to_pb(), created_time=reg.created_time,
+            modified_time=reg.modified_time))
+
+    # tables
+    @_guard(pb.CreateTableResponse)
+    async def CreateTable(self, request, context):
+        path = TablePath.from_pb(request.table_path)
+        await self.p.create_table(path, TableDescriptor.from_pb(request.descriptor), request.ignore_if_exists)
+        return pb.CreateTableResponse(error=OK)
+
+    @_guard(pb.DropTableResponse)
+    async def DropTable(self, request, context):
+        await self.p.drop_table(TablePath.from_pb(request.table_path), request.ignore_if_not_exists)
+        return pb.DropTableResponse(error=OK)
+
+    @_guard(pb.GetTableInfoResponse)
+    async def GetTableInfo(self, request, context):
+        info = self.p.table_or_raise(TablePath.from_pb(request.table_path))
+        return pb.GetTableInfoResponse(error=OK, table_info=info.to_pb())
+
+    @_guard(pb.ListTablesResponse)
+    async def ListTables(self, request, context):
+        db = request.database_name
+        if db not in self.p.ctx.databases:
+            raise FlussError(f"Database '{db}' does not exist", ErrorCode.DATABASE_NOT_EXIST)
+        names = sorted(p.table_name for p in self.p.ctx.tables if p.database_name == db)
+        return pb.ListTablesResponse(error=OK, table_names=names)
+
+    @_guard(pb.TableExistsResponse)
+    async def TableExists(self, request, context):
+        return pb.TableExistsResponse(error=OK, exists=TablePath.from_pb(request.table_path) in self.p.ctx.tables)
+
+    # partitions
+    @_guard(pb.CreatePartitionResponse)
+    async def CreatePartition(self, request, context):
+        pid = await self.p.create_partition(TablePath.from_pb(request.table_path), dict(request.partition_spec),
+                                            request.ignore_if_exists)
+        return pb.CreatePartitionResponse(error=OK, partition_id=pid)
+
+    @_guard(pb.DropPartitionResponse)
+    async def DropPartition(self, request, context):
+        await self.p.drop_partition(TablePath.from_pb(request.table_path), dict(request.partition_spec),
+                                    request.ignore_if_not_exists)
+        return pb.DropPartitionResponse(error=OK)
+
+    @_guard(pb.ListPartitionInfosResponse)
+    async def ListPartitionInfos(self, request, context):
+        info = self.p.partitioned_table_or_raise(TablePath.from_pb(request.table_path))
+        spec_filter = dict(request.partition_spec)
+        unknown = [k for k in spec_filter if k not in info.get_partition_keys()]
+        if unknown:
+            raise FlussError(f"Partition spec key(s) {unknown} are not partition keys of table "
+                             f"'{info.table_path}' ({info.get_partition_keys()})",
+                             ErrorCode.PARTITION_SPEC_INVALID_EXCEPTION)
+        out = []
+        for name, entry in sorted(self.p.ctx.partitions_of(info.table_id).items()):
+            if all(entry.reg.spec.get(k) == v for k, v in spec_filter.items()):
+                out.append(pb.PartitionInfoPb(partition_id=entry.reg.partition_id, partition_name=name,
+                                              partition_spec=entry.reg.spec))
+        return pb.ListPartitionInfosResponse(error=OK, partitions=out)
+
+    # cluster
+    @_guard(pb.GetServerNodesResponse)
+    async def GetServerNodes(self, request, context):
+        nodes = [self._server.node.to_pb()] + [n.to_pb() for _, n in sorted(self.p.ctx.live_servers.items())]
+        return pb.GetServerNodesResponse(error=OK, nodes=nodes)
+
+    @_guard(pb.GetMetadataResponse)
+    async def GetMetadata(self, request, context):
+        ctx = self.p.ctx
+        resp = pb.GetMetadataResponse(error=OK, coordinator=self._server.node.to_pb(),
+                                      tablet_servers=[n.to_pb() for _, n in sorted(ctx.live_servers.items())])
+        for path_pb in request.table_paths:
+            info = self.p.table_or_raise(TablePath.from_pb(path_pb))
+            resp.tables.append(pb.TableMetadataPb(table_info=info.to_pb(),
+                                                  buckets=self._bucket_metadata(info.table_id, -1)))
+        wanted: list[tuple[int, str, int]] = []
+        for ref in request.partitions:
+            info = self.p.partitioned_table_or_raise(TablePath.from_pb(ref.table_path))
+            entry = ctx.partitions_of(info.table_id).get(ref.partition_name)
+            if entry is None:
+                raise FlussError(f"Partition '{ref.partition_name}' of table '{info.table_path}' does not exist",
+                                 ErrorCode.PARTITION_NOT_EXISTS)
+            wanted.append((info.table_id, ref.partition_name, entry.reg.partition_id))
+        for pid in request.partition_ids:
+            entry = ctx.partitions.get(pid)
+            if entry is None:
+                raise FlussError(f"Partition id {pid} does not exist", ErrorCode.PARTITION_NOT_EXISTS)
+            wanted.append((entry.table_id, entry.name, pid))
+        for table_id, name, pid in wanted:
+            resp.partitions.append(pb.PartitionMetadataPb(table_id=table_id, partition_name=name, partition_id=pid,
+                                                          buckets=self._bucket_metadata(table_id, pid)))
+        return resp
+
+    def _bucket_metadata(self, table_id: int, partition_id: int) -> list[pb.BucketMetadataPb]:
+        out = []
+        for tb in self.p.ctx.buckets_of(table_id, partition_id):
+            lai, _ = self.p.ctx.leaders[tb]
+            leader = lai.leader if lai.leader in self.p.ctx.live_servers else -1
+            out.append(pb.BucketMetadataPb(bucket_id=tb.bucket_id, leader_id=leader, leader_epoch=lai.leader_epoch,
+                                           replicas=self.p.ctx.replicas(tb), isr=lai.isr))
+        return out

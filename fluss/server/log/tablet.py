@@ -1,0 +1,376 @@
+"""LogTablet: the log of one bucket replica, in its own directory.
+
+An ordered list of segments (``segment.py``); the last one is *active* and takes appends. Offsets are contiguous
+from ``log_start_offset`` (the first segment's base) to ``log_end_offset`` (LEO, the next offset to assign).
+
+* The leader appends client batches with :meth:`LogTablet.append_as_leader`: every batch's CRC is checked before
+  anything is written (one bad batch rejects the request), then offsets, leader epoch and commit timestamp are
+  assigned in a copy of the request and the whole request is written to the active segment with one write.
+  A request goes to a new segment if it would push a non-empty active segment past ``segment_bytes``.
+* Followers append batches that already carry offsets (:meth:`append_as_follower`); they must start at LEO.
+* Reads return whole batches starting with the batch that contains the fetch offset, never a batch reaching the
+  caller's ``max_offset`` (the high watermark for consumers), at most ``max_bytes`` unless a single batch is
+  larger and ``min_one_batch`` is set. A read touches one segment.
+* The high watermark is set by the replica layer (:meth:`update_high_watermark`; with one replica, to LEO) and is
+  persisted with the recovery point (the offset below which everything is fsynced) in ``log.checkpoint`` by
+  :meth:`flush` and :meth:`close`, and at every roll.
+* Retention (:meth:`delete_expired_segments`) deletes whole segments from the start of the log whose maximum
+  commit timestamp is older than ``ttl_ms`` and which lie wholly below the high watermark; never the active one.
+
+All public methods take one lock (the server calls them from a thread pool); the lock is held during disk I/O,
+which is bounded by ``max_bytes`` for reads and by the request for appends.
+"""
+
+from __future__ import annotations
+
+import bisect
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.record.log_batch import BatchHeader, LogBatch, assign_offsets_in_place, iter_batches, read_header
+from fluss.server.log.checkpoint import CheckpointFile
+from fluss.server.log.config import LogConfig
+from fluss.server.log.loader import HIGH_WATERMARK_KEY, RECOVERY_POINT_KEY, load_log
+from fluss.server.log.segment import LogSegment
+
+_MAX_RELATIVE_OFFSET = 0xFFFFFFFF  # offsets are stored relative to the segment base as u32 in the indexes
+
+
+@dataclass(frozen=True)
+class AppendInfo:
+    first_offset: int
+    last_offset: int
+    record_count: int
+    max_timestamp: int
+    batch_count: int = 0
+
+
+@dataclass(frozen=True)
+class FetchData:
+    """Whole batches read from the log.
+
+    ``first_offset`` is the base offset of the first returned batch (-1 if none; it can be below the requested
+    offset, since the batch containing that offset is returned whole). ``next_offset`` is the offset to fetch
+    next (the requested offset if nothing was returned).
+    """
+
+    records: bytes
+    first_offset: int
+    next_offset: int
+    log_start_offset: int
+    log_end_offset: int
+
+    @property
+    def is_empty(self) -> bool:
+        return not self.records
+
+
+class LogTablet:
+    def __init__(self, directory: Path, config: LogConfig, segments: list[LogSegment], high_watermark: int,
+                 recovery_point: int, checkpoint: CheckpointFile) -> None:
+        self.directory = Path(directory)
+        self.config = config
+        self._segments = segments
+        self._bases = [s.base_offset for s in segments]
+        self._high_watermark = high_watermark
+        self._recovery_point = recovery_point
+        self._checkpoint = checkpoint
+        self._checkpointed: dict[str, int] | None = None
+        self._unflushed_records = 0
+        self._closed = False
+        self._lock = threading.RLock()
+
+    @classmethod
+    def open(cls, directory: Path, config: LogConfig | None = None) -> LogTablet:
+        """Create the log in ``directory`` or recover the one there (see ``loader.py``)."""
+        config = config or LogConfig()
+        try:
+            loaded = load_log(Path(directory), config)
+        except OSError as e:
+            raise FlussError(f"Cannot open log in {directory}: {e}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
+        return cls(directory, config, loaded.segments, loaded.high_watermark, loaded.recovery_point,
+                   loaded.checkpoint)
+
+    # -- offsets --------------------------------------------------------------------------------------------
+    @property
+    def log_start_offset(self) -> int:
+        return self._segments[0].base_offset
+
+    @property
+    def log_end_offset(self) -> int:
+        return self._segments[-1].next_offset
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @property
+    def recovery_point(self) -> int:
+        return self._recovery_point
+
+    @property
+    def segment_count(self) -> int:
+        return len(self._segments)
+
+    @property
+    def size_in_bytes(self) -> int:
+        return sum(s.size for s in self._segments)
+
+    def segment_base_offsets(self) -> list[int]:
+        with self._lock:
+            return list(self._bases)
+
+    def update_high_watermark(self, offset: int) -> int:
+        """Set the high watermark, clamped into ``[log_start_offset, log_end_offset]``; returns the new value."""
+        with self._lock:
+            self._high_watermark = min(max(offset, self.log_start_offset), self.log_end_offset)
+            return self._high_watermark
+
+    # -- appends ----------------------------------------------------------------------------------------------
+    def append_as_leader(self, data: bytes, leader_epoch: int, commit_timestamp: int | None = None) -> AppendInfo:
+        """Validate, assign offsets to and append one or more client batches."""
+        view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data.cast("B")
+        batches = self._validated(view)
+        timestamp = int(time.time() * 1000) if commit_timestamp is None else commit_timestamp
+        buf = bytearray(view)
+        with self._lock:
+            self._ensure_open()
+            first = offset = self.log_end_offset
+            headers: list[BatchHeader] = []
+            position = 0
+            for batch in batches:
+                assign_offsets_in_place(buf, position, offset, leader_epoch, timestamp)
+                headers.append(read_header(buf, position))
+                position += batch.size_in_bytes
+                offset += batch.record_count
+            self._append(memoryview(buf), headers)
+            return AppendInfo(first, offset - 1, offset - first, timestamp, len(headers))
+
+    def append_as_follower(self, data: bytes) -> AppendInfo:
+        """Append batches fetched from the leader (offsets already assigned; must continue at LEO)."""
+        view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data.cast("B")
+        batches = self._validated(view)
+        with self._lock:
+            self._ensure_open()
+            expected = first = self.log_end_offset
+            for batch in batches:
+                if batch.base_offset != expected:
+                    raise FlussError(
+                        f"Follower append to {self.directory} has a batch at offset {batch.base_offset} where "
+                        f"offset {expected} was expected (log end offset {first})",
+                        ErrorCode.LOG_STORAGE_EXCEPTION,
+                    )
+                expected = batch.next_offset
+            self._append(view, [b.header for b in batches])
+            return AppendInfo(first, expected - 1, expected - first, max(b.commit_timestamp for b in batches),
+                              len(batches))
+
+    def _validated(self, view: memoryview) -> list[LogBatch]:
+        batches = list(iter_batches(view, validate=True))
+        consumed = sum(b.size_in_bytes for b in batches)
+        if not batches or consumed != len(view):
+            raise FlussError(
+                f"Append to {self.directory}: {len(view) - consumed} trailing bytes after {len(batches)} complete "
+                f"batches (an incomplete batch)",
+                ErrorCode.CORRUPT_RECORD_EXCEPTION,
+            )
+        for batch in batches:
+            if batch.record_count <= 0:
+                raise FlussError(
+                    f"Append to {self.directory}: batch with {batch.record_count} records",
+                    ErrorCode.CORRUPT_RECORD_EXCEPTION,
+                )
+        return batches
+
+    def _append(self, data: memoryview, headers: list[BatchHeader]) -> None:
+        active = self._segments[-1]
+        last_next_offset = headers[-1].next_offset
+        if not active.is_empty and (
+            active.size + len(data) > self.config.segment_bytes
+            or last_next_offset - active.base_offset > _MAX_RELATIVE_OFFSET
+        ):
+            self._roll()
+            active = self._segments[-1]
+        try:
+            active.append(data, headers, self.config.index_interval_bytes)
+        except OSError as e:
+            raise FlussError(f"Cannot append to {active.log_path}: {e}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
+        self._unflushed_records += last_next_offset - headers[0].base_offset
+        interval = self.config.flush_interval_messages
+        if interval is not None and self._unflushed_records >= interval:
+            self._flush()
+
+    # -- rolling, flushing, closing ----------------------------------------------------------------------------
+    def roll_if_needed(self) -> bool:
+        """Start a new segment if the active one is full; returns whether it did."""
+        with self._lock:
+            self._ensure_open()
+            active = self._segments[-1]
+            if active.is_empty or active.size < self.config.segment_bytes:
+                return False
+            self._roll()
+            return True
+
+    def roll(self) -> None:
+        """Seal the active segment (if it has data) and start a new one at LEO."""
+        with self._lock:
+            self._ensure_open()
+            if not self._segments[-1].is_empty:
+                self._roll()
+
+    def _roll(self) -> None:
+        self._flush()  # fsyncs the segment being sealed and advances the recovery point to its end
+        try:
+            segment = LogSegment.create(self.directory, self.log_end_offset)
+        except OSError as e:
+            raise FlussError(f"Cannot roll a new segment in {self.directory}: {e}",
+                             ErrorCode.LOG_STORAGE_EXCEPTION) from e
+        self._segments.append(segment)
+        self._bases.append(segment.base_offset)
+
+    def flush(self) -> None:
+        """fsync unflushed data and persist the high watermark and recovery point."""
+        with self._lock:
+            self._ensure_open()
+            self._flush()
+
+    def _flush(self) -> None:
+        try:
+            if self._recovery_point < self.log_end_offset or self._unflushed_records:
+                for segment in self._segments:
+                    if segment.next_offset > self._recovery_point:
+                        segment.flush()
+            self._recovery_point = self.log_end_offset
+            self._unflushed_records = 0
+        except OSError as e:
+            raise FlussError(f"Cannot flush log in {self.directory}: {e}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
+        self._write_checkpoint()
+
+    def _write_checkpoint(self) -> None:
+        values = {HIGH_WATERMARK_KEY: self._high_watermark, RECOVERY_POINT_KEY: self._recovery_point}
+        if values != self._checkpointed:
+            self._checkpoint.write(values)
+            self._checkpointed = values
+
+    def close(self) -> None:
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                self._flush()
+            finally:
+                for segment in self._segments:
+                    segment.close()
+                self._closed = True
+
+    def __enter__(self) -> LogTablet:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def _ensure_open(self) -> None:
+        if self._closed:
+            raise FlussError(f"Log in {self.directory} is closed", ErrorCode.LOG_STORAGE_EXCEPTION)
+
+    # -- reads ------------------------------------------------------------------------------------------------
+    def read(self, start_offset: int, max_bytes: int, max_offset: int | None = None,
+             min_one_batch: bool = True) -> FetchData:
+        """Whole batches from the one containing ``start_offset`` (see the module docstring)."""
+        with self._lock:
+            self._ensure_open()
+            log_start, log_end = self.log_start_offset, self.log_end_offset
+            if start_offset < log_start or start_offset > log_end:
+                raise FlussError(
+                    f"Fetch offset {start_offset} is out of range for {self.directory}: the log holds offsets "
+                    f"[{log_start}, {log_end})",
+                    ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION,
+                )
+            empty = FetchData(b"", -1, start_offset, log_start, log_end)
+            if start_offset == log_end or (max_offset is not None and start_offset >= max_offset):
+                return empty
+            index = bisect.bisect_right(self._bases, start_offset) - 1
+            try:
+                for segment in self._segments[index:]:
+                    found = segment.find_batch(start_offset)
+                    if found is None:
+                        continue
+                    position, header = found
+                    records, next_offset = segment.read(position, max_bytes, max_offset, min_one_batch)
+                    if not records:
+                        return empty
+                    return FetchData(records, header.base_offset, next_offset, log_start, log_end)
+            except OSError as e:
+                raise FlussError(f"Cannot read offset {start_offset} from {self.directory}: {e}",
+                                 ErrorCode.LOG_STORAGE_EXCEPTION) from e
+            return empty
+
+    def offset_for_timestamp(self, timestamp: int) -> int:
+        """The first offset whose batch commit timestamp is ``>= timestamp`` (LEO if there is none)."""
+        with self._lock:
+            self._ensure_open()
+            for segment in self._segments:
+                found = segment.find_offset_by_timestamp(timestamp)
+                if found is not None:
+                    return found
+            return self.log_end_offset
+
+    # -- truncation and retention -----------------------------------------------------------------------------
+    def truncate_to(self, offset: int) -> None:
+        """Drop every batch at or after ``offset`` (a batch containing ``offset`` is dropped whole, so LEO can
+        end up below ``offset``). Truncating at or below the log start empties the log, which restarts at
+        ``offset``."""
+        with self._lock:
+            self._ensure_open()
+            if offset >= self.log_end_offset:
+                return
+            try:
+                if offset <= self.log_start_offset:
+                    for segment in reversed(self._segments):
+                        segment.delete()
+                    self._segments = [LogSegment.create(self.directory, offset)]
+                else:
+                    while self._segments[-1].base_offset >= offset:
+                        self._segments.pop().delete()
+                    self._segments[-1].truncate_to(offset, self.config.index_interval_bytes)
+            except OSError as e:
+                raise FlussError(f"Cannot truncate {self.directory} to offset {offset}: {e}",
+                                 ErrorCode.LOG_STORAGE_EXCEPTION) from e
+            self._bases = [s.base_offset for s in self._segments]
+            log_end = self.log_end_offset
+            self._high_watermark = min(max(self._high_watermark, self.log_start_offset), log_end)
+            self._recovery_point = min(max(self._recovery_point, self.log_start_offset), log_end)
+            self._unflushed_records = 0
+            self._write_checkpoint()
+
+    def delete_expired_segments(self, now_ms: int) -> int:
+        """Delete whole segments, oldest first, whose max commit timestamp is older than ``ttl_ms`` and which lie
+        below the high watermark; never the active segment. Returns how many were deleted."""
+        if self.config.ttl_ms < 0:
+            return 0
+        deadline = now_ms - self.config.ttl_ms
+        deleted = 0
+        with self._lock:
+            self._ensure_open()
+            while len(self._segments) > 1:
+                oldest = self._segments[0]
+                if oldest.max_timestamp >= deadline or oldest.next_offset > self._high_watermark:
+                    break
+                try:
+                    oldest.delete()
+                except OSError as e:
+                    raise FlussError(f"Cannot delete expired segment {oldest.log_path}: {e}",
+                                     ErrorCode.LOG_STORAGE_EXCEPTION) from e
+                self._segments.pop(0)
+                self._bases.pop(0)
+                deleted += 1
+            if deleted:
+                self._recovery_point = max(self._recovery_point, self.log_start_offset)
+        return deleted
+
+    def __repr__(self) -> str:
+        return (f"LogTablet({self.directory}, offsets [{self.log_start_offset}, {self.log_end_offset}), "
+                f"hw={self._high_watermark}, segments={len(self._segments)})")

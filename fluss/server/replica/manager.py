@@ -1,0 +1,267 @@
+"""ReplicaManager: every bucket replica a tablet server hosts, and the produce / fetch / list-offsets paths.
+
+Leadership comes from the coordinator (``apply_leader_and_isr``, fenced by coordinator epoch and leader
+epoch). Disk work runs in worker threads. Fetches long-poll: a fetch that finds fewer than ``min_bytes``
+waits (up to ``max_wait_ms``) for new data instead of being polled by the client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.metadata import TableBucket, TableInfo
+from fluss.record.log_batch import iter_batches, project_batch
+from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.server.replica.replica import Replica
+
+log = logging.getLogger(__name__)
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9_.\-$=]")
+
+
+@dataclass
+class BucketFetch:
+    bucket: TableBucket
+    offset: int
+    max_bytes: int
+    projection: list[int] | None
+
+
+class ReplicaManager:
+    def __init__(self, server_id: int, data_dir: Path, segment_bytes: int, index_interval_bytes: int) -> None:
+        self.server_id = server_id
+        self.data_dir = data_dir
+        self.segment_bytes = segment_bytes
+        self.index_interval_bytes = index_interval_bytes
+        self.replicas: dict[TableBucket, Replica] = {}
+        self.tables: dict[int, TableInfo] = {}
+        self.partition_names: dict[int, str] = {}
+        self.coordinator_epoch = 0
+        self._data_arrived = asyncio.Condition()
+        self.followers = None  # set by the tablet server: the ReplicaFetcherManager
+
+    # ------------------------------------------------------------ leadership
+
+    def _check_coordinator_epoch(self, epoch: int) -> None:
+        if epoch < self.coordinator_epoch:
+            raise FlussError(f"Request from a stale coordinator (epoch {epoch} < {self.coordinator_epoch})",
+                             ErrorCode.INVALID_COORDINATOR_EXCEPTION)
+        self.coordinator_epoch = epoch
+
+    def bucket_dir(self, tb: TableBucket) -> Path:
+        info = self.tables[tb.table_id]
+        table_dir = self.data_dir / _UNSAFE.sub("_", info.table_path.database_name) / \
+            f"{_UNSAFE.sub('_', info.table_path.table_name)}-{tb.table_id}"
+        if tb.partition_id is not None:
+            name = _UNSAFE.sub("_", self.partition_names.get(tb.partition_id, "p"))
+            table_dir = table_dir / f"{name}-p{tb.partition_id}"
+        return table_dir / f"bucket-{tb.bucket_id}"
+
+    async def apply_leader_and_isr(self, req: pb.NotifyLeaderAndIsrRequest) -> list[pb.NotifyLeaderAndIsrResultPb]:
+        self._check_coordinator_epoch(req.coordinator_epoch)
+        for t in req.table_infos:
+            info = TableInfo.from_pb(t)
+            self.tables[info.table_id] = info
+        for p in req.partition_infos:
+            self.partition_names[p.partition_id] = p.partition_name
+        results = []
+        for b in req.buckets:
+            tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
+            try:
+                await self._apply_one(tb, b)
+                err = pb.ErrorInfo(code=0)
+            except FlussError as e:
+                err = pb.ErrorInfo(code=e.error_code, message=e.message)
+            except Exception as e:  # noqa: BLE001
+                log.exception("cannot apply leader/isr for %s", tb)
+                err = pb.ErrorInfo(code=ErrorCode.STORAGE_EXCEPTION, message=str(e))
+            results.append(pb.NotifyLeaderAndIsrResultPb(table_id=b.table_id, partition_id=b.partition_id,
+                                                          bucket_id=b.bucket_id, error=err))
+        return results
+
+    async def _apply_one(self, tb: TableBucket, b: pb.LeaderAndIsrPb) -> None:
+        if self.server_id not in b.replicas:
+            return
+        replica = self.replicas.get(tb)
+        if replica is None:
+            info = self.tables[tb.table_id]
+            directory = self.bucket_dir(tb)
+            replica = await asyncio.to_thread(Replica, tb, info, directory, self.server_id, self.segment_bytes,
+                                              self.index_interval_bytes)
+            self.replicas[tb] = replica
+        elif b.leader_epoch < replica.leader_epoch:
+            raise FlussError(f"Stale leader epoch {b.leader_epoch} for {tb} (current {replica.leader_epoch})",
+                             ErrorCode.FENCED_LEADER_EPOCH_EXCEPTION)
+        if b.leader == self.server_id:
+            if self.followers:
+                self.followers.remove(tb)
+            replica.make_leader(b.leader_epoch, list(b.replicas), list(b.isr))
+            await self._notify_data()
+        else:
+            replica.make_follower(b.leader, b.leader_epoch, list(b.replicas), list(b.isr))
+            if self.followers:
+                self.followers.add(tb, b.leader)
+
+    async def stop_replicas(self, req: pb.StopReplicaRequest) -> None:
+        self._check_coordinator_epoch(req.coordinator_epoch)
+        for b in req.buckets:
+            tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
+            if self.followers:
+                self.followers.remove(tb)
+            replica = self.replicas.pop(tb, None)
+            if replica is None:
+                continue
+            await asyncio.to_thread(replica.delete if b.delete else replica.close)
+
+    def replica_or_raise(self, tb: TableBucket) -> Replica:
+        replica = self.replicas.get(tb)
+        if replica is None:
+            raise FlussError(f"Tablet server {self.server_id} does not host {tb}",
+                             ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+        return replica
+
+    def leader_or_raise(self, tb: TableBucket) -> Replica:
+        replica = self.replica_or_raise(tb)
+        replica.check_leader()
+        return replica
+
+    # ------------------------------------------------------------ produce
+
+    async def produce(self, table_id: int, bucket: pb.ProduceBucketPb) -> int:
+        """Appends a client's batches to a bucket leader; returns the base offset."""
+        tb = TableBucket(table_id, bucket.bucket_id, bucket.partition_id)
+        replica = self.leader_or_raise(tb)
+        self._check_schema(replica, bucket.records)
+        info = await asyncio.to_thread(replica.log.append_as_leader, bucket.records, replica.leader_epoch,
+                                       int(time.time() * 1000))
+        if replica.maybe_advance_high_watermark():
+            await self._notify_data()
+        elif self.followers is not None and replica.isr != [self.server_id]:
+            await self._notify_data()  # wake followers' long-polls
+        return info.first_offset
+
+    def _check_schema(self, replica: Replica, records: bytes) -> None:
+        for batch in iter_batches(records):
+            if batch.schema_id != replica.table.schema_id:
+                raise FlussError(f"Batch for {replica.table.table_path} uses schema id {batch.schema_id}, "
+                                 f"but the table's schema id is {replica.table.schema_id}",
+                                 ErrorCode.SCHEMA_NOT_EXIST)
+
+    async def wait_for_high_watermark(self, replica: Replica, offset: int, timeout_s: float) -> bool:
+        """Waits until the high watermark covers ``offset`` (acks=all); False on timeout."""
+        deadline = time.monotonic() + timeout_s
+        async with self._data_arrived:
+            while replica.log.high_watermark <= offset:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or not replica.is_leader:
+                    return False
+                try:
+                    await asyncio.wait_for(self._data_arrived.wait(), remaining)
+                except TimeoutError:
+                    return replica.log.high_watermark > offset
+        return True
+
+    async def _notify_data(self) -> None:
+        async with self._data_arrived:
+            self._data_arrived.notify_all()
+
+    # ------------------------------------------------------------ fetch
+
+    async def fetch(self, follower_id: int, fetches: list[BucketFetch], min_bytes: int, max_wait_ms: int,
+                    max_bytes: int) -> dict[TableBucket, tuple[pb.FetchBucketResultPb]]:
+        deadline = time.monotonic() + max_wait_ms / 1000
+        while True:
+            results, total = await self._read_all(follower_id, fetches, max_bytes)
+            remaining = deadline - time.monotonic()
+            if total >= max(1, min_bytes) or remaining <= 0 or any(r.error.code for r in results.values()):
+                return results
+            async with self._data_arrived:
+                try:
+                    await asyncio.wait_for(self._data_arrived.wait(), remaining)
+                except TimeoutError:
+                    pass
+
+    async def _read_all(self, follower_id: int, fetches: list[BucketFetch], max_bytes: int
+                        ) -> tuple[dict[TableBucket, pb.FetchBucketResultPb], int]:
+        results: dict[TableBucket, pb.FetchBucketResultPb] = {}
+        budget = max_bytes
+        total = 0
+        hw_moved = False
+        for f in fetches:
+            res = pb.FetchBucketResultPb(partition_id=f.bucket.partition_id_or_none_value, bucket_id=f.bucket.bucket_id)
+            try:
+                replica = self.leader_or_raise(f.bucket)
+                if follower_id >= 0:
+                    hw_moved |= replica.update_follower_leo(follower_id, f.offset)
+                    upper = None
+                else:
+                    upper = replica.log.high_watermark
+                records = b""
+                if budget > 0:
+                    records = await asyncio.to_thread(self._read_one, replica, f, min(f.max_bytes, budget), upper,
+                                                      total == 0)
+                res.records = records
+                res.high_watermark = replica.log.high_watermark
+                res.log_start_offset = replica.log.log_start_offset
+                budget -= len(records)
+                total += len(records)
+            except FlussError as e:
+                res.error.code = e.error_code
+                res.error.message = e.message
+            results[f.bucket] = res
+        if hw_moved:
+            await self._notify_data()
+        return results, total
+
+    def _read_one(self, replica: Replica, f: BucketFetch, max_bytes: int, upper: int | None,
+                  min_one: bool) -> bytes:
+        data = replica.log.read(f.offset, max_bytes, max_offset=upper, min_one_batch=min_one).records
+        if f.projection is None or not data:
+            return bytes(data)
+        schema = replica.table.row_schema.to_arrow()
+        for idx in f.projection:
+            if idx < 0 or idx >= len(schema):
+                raise FlussError(f"Projected column index {idx} is out of range for table "
+                                 f"{replica.table.table_path} with {len(schema)} columns",
+                                 ErrorCode.INVALID_COLUMN_PROJECTION)
+        return b"".join(project_batch(b, schema, f.projection, replica.compression, replica.zstd_level)
+                        for b in iter_batches(data))
+
+    # ------------------------------------------------------------ offsets
+
+    def list_offset(self, tb: TableBucket, offset_type: int, timestamp: int, follower_id: int) -> int:
+        replica = self.leader_or_raise(tb)
+        if offset_type == 0:
+            return replica.log.log_start_offset
+        if offset_type == 1:
+            return replica.log.log_end_offset if follower_id >= 0 else replica.log.high_watermark
+        if offset_type == 2:
+            return min(replica.log.offset_for_timestamp(timestamp), replica.log.high_watermark)
+        raise FlussError(f"Unknown offset type {offset_type} (0 earliest, 1 latest, 2 timestamp)",
+                         ErrorCode.INVALID_TIMESTAMP_EXCEPTION)
+
+    # ------------------------------------------------------------ housekeeping
+
+    def delete_expired_segments(self) -> int:
+        now = int(time.time() * 1000)
+        deleted = 0
+        for replica in list(self.replicas.values()):
+            try:
+                deleted += replica.log.delete_expired_segments(now)
+            except Exception:  # noqa: BLE001 - retention must not stop the server
+                log.exception("retention failed for %s", replica.bucket)
+        return deleted
+
+    def close(self) -> None:
+        for replica in self.replicas.values():
+            try:
+                replica.close()
+            except Exception:  # noqa: BLE001
+                log.exception("error closing %s", replica.bucket)
+        self.replicas.clear()

@@ -1,0 +1,105 @@
+"""The TabletServer process: hosts bucket replicas and serves the TabletService.
+
+Start-up: open the data directory, serve gRPC, then register the ephemeral ``/tabletservers/ids/{id}`` node
+(the coordinator reacts by sending the replicas this server hosts). Shutdown closes every log cleanly and
+removes the registration.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+from pathlib import Path
+
+import grpc
+from kazoo.protocol.states import KazooState
+
+from fluss.rpc.channels import SERVER_OPTIONS
+from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
+from fluss.server.config import (
+    DATA_DIR,
+    LOG_INDEX_INTERVAL_SIZE,
+    LOG_RETENTION_CHECK_INTERVAL,
+    LOG_SEGMENT_FILE_SIZE,
+    MAX_REQUEST_SIZE,
+    REPLICA_FETCH_WAIT_MAX_TIME,
+    TABLET_SERVER_ID,
+    ZOOKEEPER_ADDRESS,
+    ZOOKEEPER_PATH_ROOT,
+    ZOOKEEPER_SESSION_TIMEOUT,
+    ServerConfig,
+)
+from fluss.server.replica.fetcher import ReplicaFetcherManager
+from fluss.server.replica.manager import ReplicaManager
+from fluss.server.tablet.service import TabletServicer
+from fluss.server.zk.client import ZooKeeperClient
+
+log = logging.getLogger(__name__)
+
+
+class TabletServer:
+    def __init__(self, config: ServerConfig) -> None:
+        self.config = config
+        self.server_id = config.get_int(TABLET_SERVER_ID)
+        self.host, self.port = config.advertised_address()
+        self.data_dir = Path(config.require(DATA_DIR))
+        self.zk = ZooKeeperClient(config.require(ZOOKEEPER_ADDRESS), config.get(ZOOKEEPER_PATH_ROOT),
+                                  config.get_duration_ms(ZOOKEEPER_SESSION_TIMEOUT) / 1000)
+        self.replicas = ReplicaManager(self.server_id, self.data_dir, config.get_bytes(LOG_SEGMENT_FILE_SIZE),
+                                       config.get_bytes(LOG_INDEX_INTERVAL_SIZE))
+        self._grpc: grpc.aio.Server | None = None
+        self._stopped = asyncio.Event()
+        self._background: list[asyncio.Task] = []
+        self._closing = False
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, self._stopped.set)
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        await asyncio.to_thread(self.zk.start)
+        self.zk.kazoo.add_listener(self._on_zk_state)
+        self.replicas.followers = ReplicaFetcherManager(
+            self.replicas, self._address_of, self.config.get_duration_ms(REPLICA_FETCH_WAIT_MAX_TIME))
+        self._grpc = grpc.aio.server(options=SERVER_OPTIONS)
+        rpc.add_TabletServiceServicer_to_server(TabletServicer(self.replicas, self.config.get_bytes(MAX_REQUEST_SIZE)),
+                                                self._grpc)
+        bind_host, bind_port = self.config.bind_address()
+        self._grpc.add_insecure_port(f"{bind_host}:{bind_port}")
+        await self._grpc.start()
+        await asyncio.to_thread(self.zk.register_tablet_server, self.server_id, self.host, self.port)
+        log.info("tablet server %d serving on %s:%d, data in %s", self.server_id, self.host, self.port, self.data_dir)
+        self._background.append(asyncio.create_task(self._retention_loop()))
+        await self._stopped.wait()
+        await self.shutdown()
+
+    def _address_of(self, server_id: int) -> str | None:
+        reg = self.zk.get_tablet_servers().get(server_id)
+        return f"{reg.host}:{reg.port}" if reg else None
+
+    async def _retention_loop(self) -> None:
+        interval = self.config.get_duration_ms(LOG_RETENTION_CHECK_INTERVAL) / 1000
+        while True:
+            await asyncio.sleep(interval)
+            deleted = await asyncio.to_thread(self.replicas.delete_expired_segments)
+            if deleted:
+                log.info("retention deleted %d expired segment(s)", deleted)
+
+    def _on_zk_state(self, state: str) -> None:
+        if state == KazooState.LOST and not self._closing:
+            log.error("tablet server %d lost its ZooKeeper session; exiting", self.server_id)
+            os._exit(3)
+
+    async def shutdown(self) -> None:
+        self._closing = True
+        for task in self._background:
+            task.cancel()
+        if self.replicas.followers:
+            await self.replicas.followers.close()
+        if self._grpc:
+            await self._grpc.stop(grace=1)
+        await asyncio.to_thread(self.replicas.close)
+        await asyncio.to_thread(self.zk.close)
+        log.info("tablet server %d stopped", self.server_id)

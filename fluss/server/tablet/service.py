@@ -1,0 +1,92 @@
+"""The TabletService: produce, fetch and list-offsets for clients and followers; notifications from the
+coordinator. Per-bucket failures are reported in the response, never as gRPC errors."""
+
+from __future__ import annotations
+
+import asyncio
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.metadata import TableBucket
+from fluss.rpc.errors import OK, error_info
+from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
+from fluss.server.replica.manager import BucketFetch, ReplicaManager
+
+ACKS_ALL = -1
+
+
+class TabletServicer(rpc.TabletServiceServicer):
+    def __init__(self, manager: ReplicaManager, max_request_bytes: int) -> None:
+        self.m = manager
+        self.max_request_bytes = max_request_bytes
+
+    async def ProduceLog(self, request, context):
+        if request.acks not in (0, 1, ACKS_ALL):
+            err = pb.ErrorInfo(code=ErrorCode.INVALID_REQUIRED_ACKS,
+                               message=f"Invalid acks {request.acks}: use 0, 1 or -1 (all)")
+            return pb.ProduceLogResponse(buckets=[
+                pb.ProduceBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=err)
+                for b in request.buckets])
+        return pb.ProduceLogResponse(buckets=await asyncio.gather(
+            *(self._produce_bucket(request, b) for b in request.buckets)))
+
+    async def _produce_bucket(self, request, b: pb.ProduceBucketPb) -> pb.ProduceBucketResultPb:
+        res = pb.ProduceBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK)
+        try:
+            if len(b.records) > self.max_request_bytes:
+                raise FlussError(f"Records for bucket {b.bucket_id} are {len(b.records)} bytes, more than the "
+                                 f"server's maximum request size {self.max_request_bytes}",
+                                 ErrorCode.RECORD_TOO_LARGE_EXCEPTION)
+            res.base_offset = await self.m.produce(request.table_id, b)
+            if request.acks == ACKS_ALL:
+                tb = TableBucket(request.table_id, b.bucket_id, b.partition_id)
+                replica = self.m.replica_or_raise(tb)
+                last = replica.log.log_end_offset - 1
+                timeout = (request.timeout_ms or 30_000) / 1000
+                if not await self.m.wait_for_high_watermark(replica, last, timeout):
+                    raise FlussError(f"Timed out waiting for the in-sync replicas of {tb} to acknowledge offset "
+                                     f"{last}", ErrorCode.REQUEST_TIME_OUT)
+        except Exception as e:  # noqa: BLE001
+            res.error.CopyFrom(error_info(e))
+        return res
+
+    async def FetchLog(self, request, context):
+        fetches = []
+        for t in request.tables:
+            projection = list(t.projected_fields) if t.projection_enabled else None
+            for b in t.buckets:
+                fetches.append(BucketFetch(TableBucket(t.table_id, b.bucket_id, b.partition_id), b.fetch_offset,
+                                           b.max_bytes or request.max_bytes or 16 << 20, projection))
+        results = await self.m.fetch(request.follower_id, fetches, request.min_bytes, request.max_wait_ms,
+                                     request.max_bytes or 16 << 20)
+        by_table: dict[int, pb.FetchTableResultPb] = {}
+        for f in fetches:
+            table = by_table.setdefault(f.bucket.table_id, pb.FetchTableResultPb(table_id=f.bucket.table_id))
+            table.buckets.append(results[f.bucket])
+        return pb.FetchLogResponse(tables=list(by_table.values()))
+
+    async def ListOffsets(self, request, context):
+        out = []
+        for bucket_id in request.bucket_ids:
+            res = pb.ListOffsetsBucketResultPb(bucket_id=bucket_id, error=OK)
+            try:
+                tb = TableBucket(request.table_id, bucket_id, request.partition_id)
+                res.offset = self.m.list_offset(tb, request.offset_type, request.timestamp, request.follower_id)
+            except Exception as e:  # noqa: BLE001
+                res.error.CopyFrom(error_info(e))
+            out.append(res)
+        return pb.ListOffsetsResponse(buckets=out)
+
+    async def NotifyLeaderAndIsr(self, request, context):
+        try:
+            results = await self.m.apply_leader_and_isr(request)
+            return pb.NotifyLeaderAndIsrResponse(error=OK, buckets=results)
+        except Exception as e:  # noqa: BLE001
+            return pb.NotifyLeaderAndIsrResponse(error=error_info(e))
+
+    async def StopReplica(self, request, context):
+        try:
+            await self.m.stop_replicas(request)
+            return pb.StopReplicaResponse(error=OK)
+        except Exception as e:  # noqa: BLE001
+            return pb.StopReplicaResponse(error=error_info(e))

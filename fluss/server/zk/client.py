@@ -1,0 +1,282 @@
+"""ZooKeeperClient: typed access to the cluster metadata in ZooKeeper (kazoo underneath).
+
+Every method is blocking (kazoo's synchronous API); async callers run them with ``asyncio.to_thread``.
+Multi-node changes go through ZooKeeper transactions so that a crash never leaves half-created metadata.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from kazoo.client import KazooClient
+from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.server.zk import paths
+from fluss.server.zk.data import (
+    Assignment,
+    DatabaseRegistration,
+    LeaderAndIsr,
+    PartitionRegistration,
+    TableRegistration,
+    TabletServerRegistration,
+    decode,
+    dumps,
+    encode,
+    loads,
+)
+
+log = logging.getLogger(__name__)
+
+
+class ZooKeeperClient:
+    def __init__(self, address: str, root: str = "/fluss", session_timeout_s: float = 6.0) -> None:
+        root = "/" + root.strip("/")
+        self._zk = KazooClient(hosts=f"{address}{root}", timeout=session_timeout_s)
+        self._address = address
+        self._root = root
+
+    @property
+    def kazoo(self) -> KazooClient:
+        return self._zk
+
+    def start(self, timeout_s: float = 30.0) -> None:
+        # The chroot must exist; create it through a client without chroot.
+        boot = KazooClient(hosts=self._address, timeout=10)
+        boot.start(timeout=timeout_s)
+        try:
+            boot.ensure_path(self._root)
+        finally:
+            boot.stop()
+            boot.close()
+        self._zk.start(timeout=timeout_s)
+        for p in (paths.TABLET_SERVER_IDS, paths.DATABASES, paths.TABLE_ASSIGNMENTS, paths.PARTITION_ASSIGNMENTS,
+                  paths.COORDINATORS):
+            self._zk.ensure_path(p)
+
+    def close(self) -> None:
+        try:
+            self._zk.stop()
+            self._zk.close()
+        except Exception:  # noqa: BLE001 - closing is best effort
+            log.debug("error closing zookeeper client", exc_info=True)
+
+    # ------------------------------------------------------------ ids
+
+    def next_id(self, seq_path: str) -> int:
+        """Allocates the next id from a counter node by versioned compare-and-set."""
+        self._zk.ensure_path(seq_path)
+        while True:
+            data, stat = self._zk.get(seq_path)
+            current = int(data or b"0")
+            try:
+                self._zk.set(seq_path, str(current + 1).encode(), version=stat.version)
+                return current
+            except BadVersionError:
+                continue
+
+    # ------------------------------------------------------------ servers
+
+    def register_tablet_server(self, server_id: int, host: str, port: int, wait_s: float = 30.0) -> None:
+        """Creates the ephemeral registration; waits for a previous session's node to expire."""
+        node = paths.tablet_server(server_id)
+        reg = TabletServerRegistration(host, port, int(time.time() * 1000))
+        deadline = time.monotonic() + wait_s
+        while True:
+            try:
+                self._zk.create(node, encode(reg), ephemeral=True)
+                return
+            except NodeExistsError:
+                if time.monotonic() > deadline:
+                    raise FlussError(f"Tablet server id {server_id} is already registered in ZooKeeper",
+                                     ErrorCode.UNKNOWN_SERVER_ERROR) from None
+                time.sleep(0.2)
+
+    def get_tablet_servers(self) -> dict[int, TabletServerRegistration]:
+        out = {}
+        for child in self._zk.get_children(paths.TABLET_SERVER_IDS):
+            try:
+                data, _ = self._zk.get(paths.tablet_server(int(child)))
+            except NoNodeError:
+                continue
+            out[int(child)] = decode(TabletServerRegistration, data)
+        return out
+
+    def watch_tablet_servers(self, callback: Callable[[list[int]], None]) -> None:
+        """Calls ``callback(sorted ids)`` now and on every membership change (from a kazoo thread)."""
+
+        def on_change(children: list[str]) -> None:
+            callback(sorted(int(c) for c in children))
+
+        self._zk.ChildrenWatch(paths.TABLET_SERVER_IDS, on_change)
+
+    # ------------------------------------------------------------ coordinator epoch
+
+    def bump_coordinator_epoch(self) -> int:
+        self._zk.ensure_path(paths.COORDINATOR_EPOCH)
+        while True:
+            data, stat = self._zk.get(paths.COORDINATOR_EPOCH)
+            epoch = int(data or b"0") + 1
+            try:
+                self._zk.set(paths.COORDINATOR_EPOCH, str(epoch).encode(), version=stat.version)
+                return epoch
+            except BadVersionError:
+                continue
+
+    def get_active_coordinator(self) -> dict | None:
+        try:
+            data, _ = self._zk.get(paths.ACTIVE_COORDINATOR)
+            return loads(data)
+        except NoNodeError:
+            return None
+
+    # ------------------------------------------------------------ databases
+
+    def create_database(self, name: str, reg: DatabaseRegistration) -> None:
+        tx = self._zk.transaction()
+        tx.create(paths.database(name), encode(reg))
+        tx.create(paths.tables(name), b"")
+        _commit(tx, f"create database {name}")
+
+    def get_database(self, name: str) -> DatabaseRegistration | None:
+        try:
+            data, _ = self._zk.get(paths.database(name))
+        except NoNodeError:
+            return None
+        return decode(DatabaseRegistration, data)
+
+    def list_databases(self) -> list[str]:
+        return sorted(self._zk.get_children(paths.DATABASES))
+
+    def delete_database(self, name: str) -> None:
+        try:
+            self._zk.delete(paths.database(name), recursive=True)
+        except NoNodeError:
+            pass
+
+    # ------------------------------------------------------------ tables
+
+    def list_tables(self, db: str) -> list[str]:
+        try:
+            return sorted(self._zk.get_children(paths.tables(db)))
+        except NoNodeError:
+            return []
+
+    def create_table(self, db: str, table: str, reg: TableRegistration, schema_json: dict,
+                     assignment: Assignment | None, leaders: dict[int, LeaderAndIsr]) -> None:
+        """Registers a table with its first schema, and (non-partitioned) its assignment and leaders, atomically."""
+        tx = self._zk.transaction()
+        tx.create(paths.table(db, table), encode(reg))
+        tx.create(paths.schemas(db, table), b"")
+        tx.create(paths.schema(db, table, reg.schema_id), dumps(schema_json))
+        tx.create(paths.partitions(db, table), b"")
+        if assignment is not None:
+            _add_assignment_ops(tx, paths.table_assignment(reg.table_id), reg.table_id, -1, assignment, leaders)
+        _commit(tx, f"create table {db}.{table}")
+
+    def get_table(self, db: str, table: str) -> tuple[TableRegistration, dict] | None:
+        try:
+            data, _ = self._zk.get(paths.table(db, table))
+            reg = decode(TableRegistration, data)
+            schema_data, _ = self._zk.get(paths.schema(db, table, reg.schema_id))
+        except NoNodeError:
+            return None
+        return reg, loads(schema_data)
+
+    def delete_table(self, db: str, table: str, table_id: int, partition_ids: list[int]) -> None:
+        """Removes the table's metadata node first (so it is gone for clients), then its assignments."""
+        try:
+            self._zk.delete(paths.table(db, table), recursive=True)
+        except NoNodeError:
+            pass
+        self.delete_assignment(table_id, -1)
+        for pid in partition_ids:
+            self.delete_assignment(table_id, pid)
+
+    # ------------------------------------------------------------ partitions
+
+    def list_partitions(self, db: str, table: str) -> dict[str, PartitionRegistration]:
+        out = {}
+        try:
+            children = self._zk.get_children(paths.partitions(db, table))
+        except NoNodeError:
+            return out
+        for name in children:
+            try:
+                data, _ = self._zk.get(paths.partition(db, table, name))
+            except NoNodeError:
+                continue
+            out[name] = decode(PartitionRegistration, data)
+        return out
+
+    def create_partition(self, db: str, table: str, name: str, reg: PartitionRegistration,
+                         assignment: Assignment, leaders: dict[int, LeaderAndIsr]) -> None:
+        tx = self._zk.transaction()
+        tx.create(paths.partition(db, table, name), encode(reg))
+        _add_assignment_ops(tx, paths.partition_assignment(reg.partition_id), reg.table_id, reg.partition_id,
+                            assignment, leaders)
+        _commit(tx, f"create partition {name} of {db}.{table}")
+
+    def delete_partition(self, db: str, table: str, name: str, table_id: int, partition_id: int) -> None:
+        try:
+            self._zk.delete(paths.partition(db, table, name))
+        except NoNodeError:
+            pass
+        self.delete_assignment(table_id, partition_id)
+
+    # ------------------------------------------------------------ assignments and leaders
+
+    def get_assignment(self, table_id: int, partition_id: int) -> Assignment | None:
+        try:
+            data, _ = self._zk.get(paths.bucket_root(table_id, partition_id))
+        except NoNodeError:
+            return None
+        return decode(Assignment, data)
+
+    def delete_assignment(self, table_id: int, partition_id: int) -> None:
+        try:
+            self._zk.delete(paths.bucket_root(table_id, partition_id), recursive=True)
+        except (NoNodeError, NotEmptyError):
+            pass
+
+    def list_table_assignment_ids(self) -> list[int]:
+        return [int(c) for c in self._zk.get_children(paths.TABLE_ASSIGNMENTS)]
+
+    def list_partition_assignment_ids(self) -> list[int]:
+        return [int(c) for c in self._zk.get_children(paths.PARTITION_ASSIGNMENTS)]
+
+    def get_leader_and_isr(self, table_id: int, partition_id: int, bucket: int) -> tuple[LeaderAndIsr, int] | None:
+        """The bucket's leader/ISR and the znode version (for conditional updates)."""
+        try:
+            data, stat = self._zk.get(paths.leader_isr(table_id, partition_id, bucket))
+        except NoNodeError:
+            return None
+        return decode(LeaderAndIsr, data), stat.version
+
+    def set_leader_and_isr(self, table_id: int, partition_id: int, bucket: int, value: LeaderAndIsr,
+                           expected_version: int = -1) -> int:
+        """Writes a bucket's leader/ISR if its version still matches; returns the new version."""
+        stat = self._zk.set(paths.leader_isr(table_id, partition_id, bucket), encode(value), version=expected_version)
+        return stat.version
+
+
+def _add_assignment_ops(tx, root: str, table_id: int, partition_id: int, assignment: Assignment,
+                        leaders: dict[int, LeaderAndIsr]) -> None:
+    tx.create(root, encode(assignment))
+    tx.create(f"{root}/buckets", b"")
+    for bucket in sorted(assignment.buckets):
+        tx.create(paths.bucket_dir(table_id, partition_id, bucket), b"")
+        tx.create(paths.leader_isr(table_id, partition_id, bucket), encode(leaders[bucket]))
+
+
+def _commit(tx, what: str) -> None:
+    results = tx.commit()
+    errors = [r for r in results if isinstance(r, Exception)]
+    if errors:
+        first = next((e for e in errors if not type(e).__name__ == "RolledBackError"), errors[0])
+        if isinstance(first, NodeExistsError):
+            raise FlussError(f"Cannot {what}: it already exists", ErrorCode.UNKNOWN_SERVER_ERROR)
+        raise FlussError(f"Cannot {what}: ZooKeeper transaction failed ({type(first).__name__})",
+                         ErrorCode.UNKNOWN_SERVER_ERROR)

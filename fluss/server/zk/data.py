@@ -1,0 +1,90 @@
+"""The JSON stored in each znode (see ``paths.py`` for where). One encode/decode pair per node kind."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+
+def dumps(obj: object) -> bytes:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":")).encode()
+
+
+def loads(data: bytes) -> dict:
+    return json.loads(data.decode()) if data else {}
+
+
+@dataclass
+class TabletServerRegistration:
+    host: str
+    port: int
+    register_time: int
+
+
+@dataclass
+class CoordinatorRegistration:
+    id: int
+    host: str
+    port: int
+    epoch: int
+
+
+@dataclass
+class DatabaseRegistration:
+    comment: str | None
+    custom_properties: dict[str, str]
+    created_time: int
+    modified_time: int
+
+
+@dataclass
+class TableRegistration:
+    """A table's node; its schema lives in ``schemas/{schema_id}``."""
+
+    table_id: int
+    schema_id: int
+    partition_keys: list[str]
+    bucket_count: int
+    bucket_keys: list[str]
+    comment: str | None
+    properties: dict[str, str]
+    custom_properties: dict[str, str]
+    created_time: int
+    modified_time: int
+
+
+@dataclass
+class PartitionRegistration:
+    partition_id: int
+    table_id: int
+    spec: dict[str, str]
+
+
+@dataclass
+class LeaderAndIsr:
+    leader: int
+    leader_epoch: int
+    isr: list[int]
+    coordinator_epoch: int
+    bucket_epoch: int = 0
+
+
+@dataclass
+class Assignment:
+    """Replica assignment of a table (or a partition): bucket -> server ids, the first one the preferred leader."""
+
+    table_id: int
+    buckets: dict[int, list[int]] = field(default_factory=dict)
+
+
+def encode(obj: object) -> bytes:
+    if isinstance(obj, Assignment):
+        return dumps({"table_id": obj.table_id, "buckets": {str(b): r for b, r in obj.buckets.items()}})
+    return dumps(asdict(obj))
+
+
+def decode(cls: type, data: bytes):
+    raw = loads(data)
+    if cls is Assignment:
+        return Assignment(raw["table_id"], {int(b): list(r) for b, r in raw["buckets"].items()})
+    return cls(**raw)

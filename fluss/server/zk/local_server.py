@@ -1,0 +1,110 @@
+"""Starts a real ZooKeeper server process from Debian's ``zookeeper`` package for local clusters and tests.
+
+Loopback only, admin server off, its own data directory. ``LocalZooKeeper.start()`` returns once the server
+answers ``ruok``/a session can be opened.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+ZOOKEEPER_JARS = Path("/usr/share/java")
+
+
+def zookeeper_classpath() -> str:
+    names = ["zookeeper.jar", "zookeeper-jute.jar", "slf4j-api.jar", "slf4j-simple.jar", "netty-handler.jar",
+             "netty-transport.jar", "netty-common.jar", "netty-buffer.jar", "netty-resolver.jar",
+             "netty-codec.jar", "netty-transport-native-unix-common.jar", "netty-transport-native-epoll.jar",
+             "log4j-1.2.jar", "commons-cli.jar", "jline.jar", "audience-annotations.jar", "metrics-core.jar",
+             "snappy-java.jar", "commons-io.jar", "jackson-databind.jar", "jackson-core.jar",
+             "jackson-annotations.jar"]
+    jars = [ZOOKEEPER_JARS / n for n in names if (ZOOKEEPER_JARS / n).exists()]
+    if not jars or not (ZOOKEEPER_JARS / "zookeeper.jar").exists():
+        raise RuntimeError("ZooKeeper is not installed: run `make setup` (apt-get install zookeeper)")
+    return ":".join(map(str, jars))
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as s:
+        s.bind((host, 0))
+        return s.getsockname()[1]
+
+
+class LocalZooKeeper:
+    def __init__(self, directory: Path, port: int | None = None, host: str = "127.0.0.1", tick_time_ms: int = 200):
+        self.directory = Path(directory)
+        self.host = host
+        self.port = port or free_port(host)
+        self.tick_time_ms = tick_time_ms
+        self.process: subprocess.Popen | None = None
+
+    @property
+    def address(self) -> str:
+        return f"{self.host}:{self.port}"
+
+    def write_config(self) -> Path:
+        data_dir = self.directory / "data"
+        data_dir.mkdir(parents=True, exist_ok=True)
+        cfg = self.directory / "zoo.cfg"
+        cfg.write_text(
+            f"tickTime={self.tick_time_ms}\n"
+            f"dataDir={data_dir}\n"
+            f"clientPort={self.port}\n"
+            f"clientPortAddress={self.host}\n"
+            "admin.enableServer=false\n"
+            "forceSync=no\n"
+            "maxClientCnxns=0\n"
+            "4lw.commands.whitelist=ruok,stat,srvr\n"
+            # generous session bounds: clients choose their own timeout within them
+            f"minSessionTimeout={2 * self.tick_time_ms}\n"
+            f"maxSessionTimeout={300 * self.tick_time_ms}\n"
+        )
+        return cfg
+
+    def start(self, timeout_s: float = 30.0) -> None:
+        cfg = self.write_config()
+        log = open(self.directory / "zookeeper.log", "ab")  # noqa: SIM115 - owned by the child process
+        self.process = subprocess.Popen(
+            ["java", "-Xmx256m", "-cp", zookeeper_classpath(), "-Dzookeeper.log.dir=" + str(self.directory),
+             "org.apache.zookeeper.server.ZooKeeperServerMain", str(cfg)],
+            stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+        )
+        log.close()
+        (self.directory / "zookeeper.pid").write_text(str(self.process.pid))
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"ZooKeeper exited with {self.process.returncode}; see {self.directory}/zookeeper.log")
+            if self.is_ok():
+                return
+            time.sleep(0.05)
+        raise RuntimeError(f"ZooKeeper did not start on {self.address} within {timeout_s}s")
+
+    def is_ok(self) -> bool:
+        try:
+            with socket.create_connection((self.host, self.port), timeout=0.5) as s:
+                s.sendall(b"ruok")
+                return s.recv(4) == b"imok"
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    @staticmethod
+    def stop_pid(pid: int) -> None:
+        try:
+            os.kill(pid, 15)
+        except ProcessLookupError:
+            pass

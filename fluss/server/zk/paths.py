@@ -1,0 +1,85 @@
+"""The znode layout: the only module that builds ZooKeeper paths.
+
+All paths are relative to ``zookeeper.path.root`` (default ``/fluss``); ``docs/zookeeper-layout.md``
+describes each node and the JSON stored in it.
+
+    /coordinators/active                          ephemeral: the active coordinator {id, host, port, epoch}
+    /coordinators/election/                       election candidates (kazoo Election recipe)
+    /coordinators/epoch                           persistent: the latest coordinator epoch (int)
+    /tabletservers/ids/{id}                       ephemeral: a live tablet server {host, port, register_time}
+    /metadata/databases/{db}                      a database {comment, custom_properties, created_time, ...}
+    /metadata/databases/{db}/tables/{t}           a table registration {table_id, schema_id, descriptor ...}
+    /metadata/databases/{db}/tables/{t}/schemas/{schema_id}   a schema version
+    /metadata/databases/{db}/tables/{t}/partitions/{name}     {partition_id, spec}
+    /metadata/table_id_seq, /metadata/partition_id_seq          id counters (versioned compare-and-set)
+    /tabletservers/tables/{table_id}              replica assignment {bucket: [server ids]}
+    /tabletservers/tables/{table_id}/buckets/{b}/leader_isr     {leader, leader_epoch, isr, coordinator_epoch, bucket_epoch}
+    /tabletservers/partitions/{partition_id}      replica assignment of a partition {table_id, buckets}
+    /tabletservers/partitions/{partition_id}/buckets/{b}/leader_isr
+"""
+
+from __future__ import annotations
+
+COORDINATORS = "/coordinators"
+ACTIVE_COORDINATOR = "/coordinators/active"
+COORDINATOR_ELECTION = "/coordinators/election"
+COORDINATOR_EPOCH = "/coordinators/epoch"
+TABLET_SERVER_IDS = "/tabletservers/ids"
+DATABASES = "/metadata/databases"
+TABLE_ID_SEQ = "/metadata/table_id_seq"
+PARTITION_ID_SEQ = "/metadata/partition_id_seq"
+TABLE_ASSIGNMENTS = "/tabletservers/tables"
+PARTITION_ASSIGNMENTS = "/tabletservers/partitions"
+
+
+def tablet_server(server_id: int) -> str:
+    return f"{TABLET_SERVER_IDS}/{server_id}"
+
+
+def database(db: str) -> str:
+    return f"{DATABASES}/{db}"
+
+
+def tables(db: str) -> str:
+    return f"{database(db)}/tables"
+
+
+def table(db: str, table_name: str) -> str:
+    return f"{tables(db)}/{table_name}"
+
+
+def schemas(db: str, table_name: str) -> str:
+    return f"{table(db, table_name)}/schemas"
+
+
+def schema(db: str, table_name: str, schema_id: int) -> str:
+    return f"{schemas(db, table_name)}/{schema_id}"
+
+
+def partitions(db: str, table_name: str) -> str:
+    return f"{table(db, table_name)}/partitions"
+
+
+def partition(db: str, table_name: str, partition_name: str) -> str:
+    return f"{partitions(db, table_name)}/{partition_name}"
+
+
+def table_assignment(table_id: int) -> str:
+    return f"{TABLE_ASSIGNMENTS}/{table_id}"
+
+
+def partition_assignment(partition_id: int) -> str:
+    return f"{PARTITION_ASSIGNMENTS}/{partition_id}"
+
+
+def bucket_root(table_id: int, partition_id: int) -> str:
+    """The assignment node that owns a bucket's ``buckets/`` children."""
+    return partition_assignment(partition_id) if partition_id >= 0 else table_assignment(table_id)
+
+
+def leader_isr(table_id: int, partition_id: int, bucket: int) -> str:
+    return f"{bucket_root(table_id, partition_id)}/buckets/{bucket}/leader_isr"
+
+
+def bucket_dir(table_id: int, partition_id: int, bucket: int) -> str:
+    return f"{bucket_root(table_id, partition_id)}/buckets/{bucket}"

@@ -1,0 +1,44 @@
+"""Shared fixtures: one real cluster (ZooKeeper + coordinator + 3 tablet servers as processes) for the
+whole session, and a client connection per test. Fault tests that kill processes use their own cluster."""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+import pytest_asyncio
+
+import fluss
+from fluss.server.cluster import LocalCluster
+
+SHARED_SERVER_CONFIG = {
+    "log.retention.check-interval": "1s",
+    "max.bucket.num": "64",
+}
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    with LocalCluster(tablet_servers=3, server_config=SHARED_SERVER_CONFIG) as c:
+        yield c
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def conn(cluster):
+    connection = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": cluster.bootstrap_servers}))
+    yield connection
+    await connection.aclose()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def admin(conn):
+    return conn.get_admin()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def database(admin):
+    """A fresh database per test, dropped with its tables afterwards."""
+    name = f"db_{uuid.uuid4().hex[:8]}"
+    await admin.create_database(name)
+    yield name
+    await admin.drop_database(name, ignore_if_not_exists=True, cascade=True)
