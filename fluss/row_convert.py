@@ -67,7 +67,14 @@ from fluss.types import (
 )
 
 _NoneType = type(None)
-_ARROW_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError, TypeError, ValueError)
+_ARROW_ERRORS = (
+    pa.ArrowInvalid,
+    pa.ArrowTypeError,
+    pa.ArrowNotImplementedError,
+    OverflowError,
+    TypeError,
+    ValueError,
+)
 
 
 def _accepted_python_types(root: str) -> tuple[tuple[type, ...], tuple[type, ...], str]:
@@ -155,7 +162,9 @@ def _check_targets(schema: RowSchema, target_columns: Sequence[int] | None) -> l
             )
     if len(set(targets)) != len(targets):
         raise FlussError(f"target columns {targets} contain duplicates", ErrorCode.INVALID_TARGET_COLUMN)
-    missing_pk = [pk for pk, i in zip(schema.primary_keys, schema.primary_key_indices, strict=True) if i not in targets]
+    missing_pk = [
+        pk for pk, i in zip(schema.primary_keys, schema.primary_key_indices, strict=True) if i not in targets
+    ]
     if missing_pk:
         raise FlussError(
             f"target columns must include the primary key; missing {', '.join(missing_pk)}",
@@ -181,11 +190,17 @@ def _transpose(rows: Sequence, schema: RowSchema, targets: list[int], partial: b
         elif isinstance(row, list | tuple):
             normalised.append(row)
         else:
-            raise FlussError(f"row {i} is a {type(row).__name__} ({_short(row)}); expected a dict, list or tuple")
-    return _positional_columns(normalised, schema, targets, partial and all(len(r) != ncols for r in normalised))
+            raise FlussError(
+                f"row {i} is a {type(row).__name__} ({_short(row)}); expected a dict, list or tuple"
+            )
+    return _positional_columns(
+        normalised, schema, targets, partial and all(len(r) != ncols for r in normalised)
+    )
 
 
-def _positional_columns(rows: Sequence, schema: RowSchema, targets: list[int], partial: bool) -> list[tuple | None]:
+def _positional_columns(
+    rows: Sequence, schema: RowSchema, targets: list[int], partial: bool
+) -> list[tuple | None]:
     ncols = len(schema.columns)
     allowed = {ncols, len(targets)} if partial else {ncols}
     lengths = set(map(len, rows))
@@ -277,7 +292,9 @@ def _check_python_types(values: Sequence, col: Column) -> None:
         raise _column_error(col, row, f"expected {description}, got {kind.__name__} {_short(values[row])}")
 
 
-def _locate_conversion_error(values: Sequence, col: Column, arrow_type: pa.DataType, error: Exception) -> FlussError:
+def _locate_conversion_error(
+    values: Sequence, col: Column, arrow_type: pa.DataType, error: Exception
+) -> FlussError:
     """Find the first value Arrow refuses (bisecting on prefixes) and describe it."""
     lo, hi = 0, len(values)  # invariant: values[:lo] converts, values[:hi] fails
     while hi - lo > 1:
@@ -317,7 +334,9 @@ def _check_char_length(arr: pa.Array, col: Column) -> None:
     lengths = pc.utf8_length(arr)
     longest = pc.max(lengths).as_py()
     if longest is not None and longest > limit:
-        row = int(np.flatnonzero(pc.fill_null(pc.greater(lengths, limit), False).to_numpy(zero_copy_only=False))[0])
+        row = int(
+            np.flatnonzero(pc.fill_null(pc.greater(lengths, limit), False).to_numpy(zero_copy_only=False))[0]
+        )
         raise _column_error(col, row, f"string of {longest} characters is longer than {limit}")
 
 
@@ -359,7 +378,9 @@ def _floor_to_precision(arr: pa.Array, dtype: DataType, col: Column, strict: boo
 # ================================================================================== arrow -> batch
 
 
-def conform_batch(data: pa.RecordBatch | pa.Table, schema: RowSchema) -> pa.RecordBatch | list[pa.RecordBatch]:
+def conform_batch(
+    data: pa.RecordBatch | pa.Table, schema: RowSchema
+) -> pa.RecordBatch | list[pa.RecordBatch]:
     """Make user Arrow data exactly the table schema (a RecordBatch gives a RecordBatch, a Table gives a
     list of RecordBatches). Columns are matched by name, in any order.
 
@@ -422,7 +443,9 @@ def _cast_lossless(arr: pa.Array, col: Column, target: pa.DataType) -> pa.Array:
     try:
         src_type = from_arrow(src)
     except FlussError:
-        raise _column_error(col, None, f"Arrow type {src} cannot be written to a {dtype.type_text()} column") from None
+        raise _column_error(
+            col, None, f"Arrow type {src} cannot be written to a {dtype.type_text()} column"
+        ) from None
     src_family, dst_family = _family(src_type), _family(dtype)
     if not (src_family == dst_family or (src_family == "integer" and dst_family in ("float", DECIMAL))):
         raise _column_error(col, None, f"Arrow type {src} cannot be written to a {dtype.type_text()} column")
@@ -446,7 +469,7 @@ def _float64_to_float32(arr: pa.Array, col: Column) -> pa.Array:
     overflow = np.isinf(narrow) & np.isfinite(wide)
     if overflow.any():
         row = int(np.flatnonzero(overflow)[0])
-        raise _column_error(col, row, f"value {wide[row]!r} overflows FLOAT")
+        raise _column_error(col, row, f"value {float(wide[row])!r} overflows FLOAT")
     return narrowed
 
 
@@ -473,7 +496,13 @@ def _column_to_python(arr: pa.Array | pa.ChunkedArray) -> list:
             arr = arr.cast(pa.timestamp("us", tz=t.tz))
             unit = "us"
         else:
-            return arr.to_pylist()  # pandas.Timestamp values keep the nanoseconds
+            # pandas.Timestamp keeps non-zero nanoseconds; every other value becomes a datetime.
+            return [
+                v
+                if v is None or v.nanosecond
+                else v.to_pydatetime().replace(tzinfo=_dt.UTC if t.tz else None)
+                for v in arr.to_pylist()
+            ]
     if t.tz is None:
         return arr.to_pylist()
     naive = arr.cast(pa.timestamp(unit)).to_pylist()

@@ -143,7 +143,8 @@ class DataType:
             scale = 0 if scale is None else scale
             if not isinstance(precision, int) or not 1 <= precision <= MAX_DECIMAL_PRECISION:
                 raise _invalid_type(
-                    f"DECIMAL({precision}, {scale})", f"precision must be between 1 and {MAX_DECIMAL_PRECISION}"
+                    f"DECIMAL({precision}, {scale})",
+                    f"precision must be between 1 and {MAX_DECIMAL_PRECISION}",
                 )
             if not isinstance(scale, int) or not 0 <= scale <= precision:
                 raise _invalid_type(
@@ -153,7 +154,9 @@ class DataType:
             if precision is None:
                 precision = DEFAULT_TIME_PRECISION if root == TIME else DEFAULT_TIMESTAMP_PRECISION
             if not isinstance(precision, int) or not 0 <= precision <= MAX_TIME_PRECISION:
-                raise _invalid_type(f"{root}({precision})", f"precision must be between 0 and {MAX_TIME_PRECISION}")
+                raise _invalid_type(
+                    f"{root}({precision})", f"precision must be between 0 and {MAX_TIME_PRECISION}"
+                )
             if scale is not None:
                 raise _invalid_type(root, "takes only a precision")
         elif precision is not None or scale is not None:
@@ -458,7 +461,9 @@ def validate_column_name(name: object) -> str:
     if not name or not name.strip():
         raise FlussError("column name must not be empty", ErrorCode.INVALID_TABLE_EXCEPTION)
     if _CONTROL_CHARS.search(name):
-        raise FlussError(f"column name {name!r} contains control characters", ErrorCode.INVALID_TABLE_EXCEPTION)
+        raise FlussError(
+            f"column name {name!r} contains control characters", ErrorCode.INVALID_TABLE_EXCEPTION
+        )
     if len(name) > MAX_COLUMN_NAME_LENGTH:
         raise FlussError(
             f"column name '{name[:40]}...' is {len(name)} characters long (max {MAX_COLUMN_NAME_LENGTH})",
@@ -479,7 +484,8 @@ class Column:
             object.__setattr__(self, "data_type", parse_type(self.data_type))
         if not isinstance(self.data_type, DataType):
             raise FlussError(
-                f"column '{self.name}': {self.data_type!r} is not a DataType", ErrorCode.INVALID_TABLE_EXCEPTION
+                f"column '{self.name}': {self.data_type!r} is not a DataType",
+                ErrorCode.INVALID_TABLE_EXCEPTION,
             )
 
 
@@ -501,7 +507,9 @@ class RowSchema:
         index: dict[str, int] = {}
         for i, col in enumerate(columns):
             if not isinstance(col, Column):
-                raise FlussError(f"schema entry {i} ({col!r}) is not a Column", ErrorCode.INVALID_TABLE_EXCEPTION)
+                raise FlussError(
+                    f"schema entry {i} ({col!r}) is not a Column", ErrorCode.INVALID_TABLE_EXCEPTION
+                )
             if col.name in index:
                 raise FlussError(f"duplicate column name '{col.name}'", ErrorCode.INVALID_TABLE_EXCEPTION)
             index[col.name] = i
@@ -515,7 +523,9 @@ class RowSchema:
                     ErrorCode.INVALID_TABLE_EXCEPTION,
                 )
             if pk in seen:
-                raise FlussError(f"primary key column '{pk}' is listed twice", ErrorCode.INVALID_TABLE_EXCEPTION)
+                raise FlussError(
+                    f"primary key column '{pk}' is listed twice", ErrorCode.INVALID_TABLE_EXCEPTION
+                )
             seen.add(pk)
             i = index[pk]
             col = columns[i]
@@ -569,7 +579,9 @@ class RowSchema:
                 types or unknown primary-key columns.
         """
         if not isinstance(schema, pa.Schema):
-            raise FlussError(f"expected a pyarrow.Schema, got {type(schema).__name__}", ErrorCode.INVALID_TABLE_EXCEPTION)
+            raise FlussError(
+                f"expected a pyarrow.Schema, got {type(schema).__name__}", ErrorCode.INVALID_TABLE_EXCEPTION
+            )
         columns = []
         for f in schema:
             validate_column_name(f.name)
@@ -580,7 +592,9 @@ class RowSchema:
     def to_json(self) -> dict:
         """Stable JSON form: ``{"columns": [{"name", "type", "comment"}], "primary_keys": [...]}``."""
         return {
-            "columns": [{"name": c.name, "type": str(c.data_type), "comment": c.comment} for c in self.columns],
+            "columns": [
+                {"name": c.name, "type": str(c.data_type), "comment": c.comment} for c in self.columns
+            ],
             "primary_keys": list(self.primary_keys),
         }
 
@@ -590,7 +604,9 @@ class RowSchema:
             cols = [Column(c["name"], parse_type(c["type"]), c.get("comment")) for c in data["columns"]]
             pks = list(data.get("primary_keys") or [])
         except (KeyError, TypeError) as e:
-            raise FlussError(f"malformed schema JSON: missing or bad {e}", ErrorCode.INVALID_TABLE_EXCEPTION) from None
+            raise FlussError(
+                f"malformed schema JSON: missing or bad {e}", ErrorCode.INVALID_TABLE_EXCEPTION
+            ) from None
         return cls(cols, pks)
 
 

@@ -124,9 +124,13 @@ class AdminCalls:
             out: dict[int, int] = {}
             retry = False
             for addr, buckets in by_leader.items():
-                resp = await self._c.tablet_stub(addr).ListOffsets(pb.ListOffsetsRequest(
-                    follower_id=-1, offset_type=spec.kind, timestamp=spec.timestamp_ms, table_id=meta.info.table_id,
-                    partition_id=-1 if pid is None else pid, bucket_ids=buckets), timeout=30)
+                try:
+                    resp = await self._c.tablet_call(addr, "ListOffsets", pb.ListOffsetsRequest(
+                        follower_id=-1, offset_type=spec.kind, timestamp=spec.timestamp_ms,
+                        table_id=meta.info.table_id, partition_id=-1 if pid is None else pid, bucket_ids=buckets))
+                except FlussError:
+                    retry = True
+                    continue
                 for r in resp.buckets:
                     err = to_error(r.error)
                     if err is not None:

@@ -122,5 +122,13 @@ class ClusterClient:
     def tablet_stub(self, address: str):
         return self.channels.tablet(address)
 
+    async def tablet_call(self, address: str, method: str, request, timeout_s: float = 30.0):
+        """Calls a TabletService method; a transport failure becomes a retriable NETWORK_EXCEPTION."""
+        try:
+            return await getattr(self.channels.tablet(address), method)(request, timeout=timeout_s)
+        except grpc.aio.AioRpcError as e:
+            raise FlussError(f"{method} to tablet server {address} failed: {e.code().name}",
+                             ErrorCode.NETWORK_EXCEPTION) from None
+
     async def close(self) -> None:
         await self.channels.close()

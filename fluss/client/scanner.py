@@ -332,9 +332,14 @@ class LogScanner:
             leaders = await self._leaders(todo)
             for addr, tbs in leaders.items():
                 for (pid, k), group in _group(tbs, lambda tb: (tb.partition_id_or_none_value, kind(tb))).items():
-                    resp = await self._client.tablet_stub(addr).ListOffsets(pb.ListOffsetsRequest(
-                        follower_id=-1, offset_type=k, table_id=self._table.table_id, partition_id=pid,
-                        bucket_ids=[tb.bucket_id for tb in group]), timeout=30)
+                    try:
+                        resp = await self._client.tablet_call(addr, "ListOffsets", pb.ListOffsetsRequest(
+                            follower_id=-1, offset_type=k, table_id=self._table.table_id, partition_id=pid,
+                            bucket_ids=[tb.bucket_id for tb in group]))
+                    except FlussError:
+                        if time.monotonic() > deadline:
+                            raise
+                        continue
                     for r in resp.buckets:
                         err = to_error(r.error)
                         tb = TableBucket(self._table.table_id, r.bucket_id, pid)
@@ -371,8 +376,9 @@ class LogScanner:
                                                   fetch_offset=self._offsets[tb], max_bytes=self._bucket_max_bytes))
         req.tables.append(table)
         try:
-            resp = await self._client.tablet_stub(addr).FetchLog(req, timeout=wait_ms / 1000 + 30)
-        except Exception:  # noqa: BLE001 - leader gone: refresh and try again next poll
+            resp = await self._client.tablet_call(addr, "FetchLog", req, wait_ms / 1000 + 30)
+        except FlussError:  # leader gone or restarting: refresh and try again next poll
+            await asyncio.sleep(0.05)
             await self._client.update_metadata([self._table.table_path])
             return
         refresh = False

@@ -207,10 +207,9 @@ class Sender:
                                                   bucket_id=tb.bucket_id, records=b"".join(x.data for x in batches)))
         retry_delay = 0.0
         try:
-            resp = await self.client.tablet_stub(addr).ProduceLog(req, timeout=self.client.request_timeout_s + 5)
+            resp = await self.client.tablet_call(addr, "ProduceLog", req, self.client.request_timeout_s + 5)
             results = {TableBucket(self.table.table_id, r.bucket_id, r.partition_id): r for r in resp.buckets}
-        except Exception as e:  # noqa: BLE001 - transport failure: every bucket of the request retries
-            err = FlussError(f"ProduceLog to {addr} failed: {e}", ErrorCode.NETWORK_EXCEPTION)
+        except FlussError as err:  # transport failure: every bucket of the request retries
             results = {tb: err for tb in taken}
         for tb, batches in taken.items():
             r = results.get(tb)

@@ -73,7 +73,9 @@ def murmur3_32(data: bytes, seed: int = 0) -> int:
 
 def _check_num_buckets(num_buckets: int) -> None:
     if isinstance(num_buckets, bool) or not isinstance(num_buckets, int | np.integer) or num_buckets < 1:
-        raise FlussError(f"bucket count must be a positive integer, got {num_buckets!r}", ErrorCode.CLIENT_ERROR)
+        raise FlussError(
+            f"bucket count must be a positive integer, got {num_buckets!r}", ErrorCode.CLIENT_ERROR
+        )
 
 
 def bucket_of(key: bytes, num_buckets: int) -> int:
@@ -193,7 +195,9 @@ def buckets_of_hashes(hashes: np.ndarray, num_buckets: int) -> np.ndarray:
     return ((hashes & _U32(0x7FFFFFFF)) % _U32(num_buckets)).astype(np.int32)
 
 
-def bucket_ids(batch: pa.RecordBatch | pa.Table, column_indices: Sequence[int], num_buckets: int) -> np.ndarray:
+def bucket_ids(
+    batch: pa.RecordBatch | pa.Table, column_indices: Sequence[int], num_buckets: int
+) -> np.ndarray:
     """The bucket (int32) of every row of ``batch`` by its bucket-key columns.
 
     ``batch`` must hold the table schema's Arrow types (conform it first).

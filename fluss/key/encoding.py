@@ -141,7 +141,11 @@ def _float_bits(v: float, double: bool) -> bytes:
     else:
         if v == 0.0:
             v = 0.0
-        bits = struct.unpack(">Q", struct.pack(">d", v))[0] if double else struct.unpack(">I", struct.pack(">f", v))[0]
+        bits = (
+            struct.unpack(">Q", struct.pack(">d", v))[0]
+            if double
+            else struct.unpack(">I", struct.pack(">f", v))[0]
+        )
     nbits = 64 if double else 32
     sign = 1 << (nbits - 1)
     bits = (~bits & ((1 << nbits) - 1)) if bits & sign else bits | sign
@@ -267,7 +271,9 @@ class EncodedKeys:
             return pa.Array.from_buffers(
                 pa.binary(), self.num_rows, [None, pa.py_buffer(offsets.astype(np.int32)), pa.py_buffer(data)]
             )
-        return pa.Array.from_buffers(pa.large_binary(), self.num_rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+        return pa.Array.from_buffers(
+            pa.large_binary(), self.num_rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)]
+        )
 
     def to_list(self) -> list[bytes]:
         if self.matrix is not None:
@@ -301,8 +307,10 @@ def _flip_be(values: np.ndarray, width: int) -> np.ndarray:
 
 
 def _float_be(values: np.ndarray, double: bool) -> np.ndarray:
-    ftype, utype, nan_bits, width = (np.float64, np.uint64, _CANONICAL_NAN64, 8) if double else (
-        np.float32, np.uint32, _CANONICAL_NAN32, 4
+    ftype, utype, nan_bits, width = (
+        (np.float64, np.uint64, _CANONICAL_NAN64, 8)
+        if double
+        else (np.float32, np.uint32, _CANONICAL_NAN32, 4)
     )
     v = values.astype(ftype, copy=True)
     v[v == 0] = 0.0  # -0.0 -> +0.0
@@ -327,7 +335,9 @@ def _fixed_field_bytes(arr: pa.Array, t: DataType) -> np.ndarray:
     if root == DOUBLE:
         return _float_be(_values(arr, np.dtype("<f8")), double=True)
     if root == DECIMAL:
-        raw = np.frombuffer(arr.buffers()[1], dtype=np.uint8, count=16 * n, offset=16 * arr.offset).reshape(n, 16)
+        raw = np.frombuffer(arr.buffers()[1], dtype=np.uint8, count=16 * n, offset=16 * arr.offset).reshape(
+            n, 16
+        )
         if t.precision <= COMPACT_DECIMAL_PRECISION:
             low = np.ascontiguousarray(raw[:, :8]).view("<i8").reshape(n)
             return _flip_be(low, 8)
@@ -336,7 +346,9 @@ def _fixed_field_bytes(arr: pa.Array, t: DataType) -> np.ndarray:
         return be
     if root == TIME:
         unit = arr.type.unit
-        raw = _values(arr, np.dtype("<i4") if pa.types.is_time32(arr.type) else np.dtype("<i8")).astype(np.int64)
+        raw = _values(arr, np.dtype("<i4") if pa.types.is_time32(arr.type) else np.dtype("<i8")).astype(
+            np.int64
+        )
         nanos = raw * _NANOS_PER_UNIT[unit]
         step = 10 ** (9 - t.precision)
         if step > _NANOS_PER_UNIT[unit]:
@@ -351,9 +363,9 @@ def _fixed_field_bytes(arr: pa.Array, t: DataType) -> np.ndarray:
         return _flip_be(raw, 8)
     if root == BINARY:
         width = t.length
-        return np.frombuffer(arr.buffers()[1], dtype=np.uint8, count=width * n, offset=width * arr.offset).reshape(
-            n, width
-        )
+        return np.frombuffer(
+            arr.buffers()[1], dtype=np.uint8, count=width * n, offset=width * arr.offset
+        ).reshape(n, width)
     raise FlussError(f"type {t} cannot be a key column", ErrorCode.CLIENT_ERROR)
 
 
@@ -361,7 +373,10 @@ def _var_field(arr: pa.Array, valid: np.ndarray | None) -> _Field:
     n = len(arr)
     large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
     offsets = np.frombuffer(
-        arr.buffers()[1], dtype=np.int64 if large else np.int32, count=n + 1, offset=arr.offset * (8 if large else 4)
+        arr.buffers()[1],
+        dtype=np.int64 if large else np.int32,
+        count=n + 1,
+        offset=arr.offset * (8 if large else 4),
     ).astype(np.int64)
     data_buf = arr.buffers()[2]
     data = np.frombuffer(data_buf, dtype=np.uint8) if data_buf is not None else np.zeros(0, np.uint8)
@@ -446,7 +461,11 @@ def encode_key_buffers(
     for f in fields:
         if f.fixed is not None:
             width = f.fixed.shape[1]
-            length = np.full(n, 1 + width, dtype=np.int64) if f.valid is None else 1 + width * f.valid.astype(np.int64)
+            length = (
+                np.full(n, 1 + width, dtype=np.int64)
+                if f.valid is None
+                else 1 + width * f.valid.astype(np.int64)
+            )
         else:
             length = 1 + f.content_lengths + (2 if f.valid is None else 2 * f.valid.astype(np.int64))
         field_lengths.append(length)

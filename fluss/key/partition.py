@@ -122,7 +122,9 @@ def _java_float_string(value: float, single: bool) -> str:
     """Java's Float/Double.toString for a finite non-NaN value (shortest round-trip digits)."""
     if value == 0.0:
         return "-0.0" if math.copysign(1.0, value) < 0 else "0.0"
-    sci = np.format_float_scientific(np.float32(value) if single else np.float64(value), unique=True, trim="-")
+    sci = np.format_float_scientific(
+        np.float32(value) if single else np.float64(value), unique=True, trim="-"
+    )
     mantissa, exponent = sci.split("e")
     negative = mantissa.startswith("-")
     digits = mantissa.lstrip("-").replace(".", "")
@@ -143,6 +145,8 @@ def _java_float_string(value: float, single: bool) -> str:
 def _format_float(value: float, single: bool) -> str:
     if math.isnan(value):
         return "NaN"
+    if single:
+        value = float(np.float32(value))
     if math.isinf(value):
         return "Inf" if value > 0 else "-Inf"
     return _java_float_string(value, single).replace(".", "_")
@@ -193,7 +197,9 @@ def _format_distinct(values: pa.Array, t: DataType) -> list[str | None]:
     """Partition-name strings of an array of distinct values (nulls stay None)."""
     if t.root in (TIMESTAMP, TIMESTAMP_LTZ):
         unit = values.type.unit
-        return [None if v is None else _format_timestamp(v, unit) for v in values.cast(pa.int64()).to_pylist()]
+        return [
+            None if v is None else _format_timestamp(v, unit) for v in values.cast(pa.int64()).to_pylist()
+        ]
     return [None if v is None else partition_value_to_string(v, t) for v in values.to_pylist()]
 
 
