@@ -47,11 +47,20 @@ class IoThread:
         """Runs a coroutine on the I/O loop and awaits it from another loop."""
         return await asyncio.wrap_future(self.submit(coro))
 
+    async def _shutdown(self) -> None:
+        """Cancels every task still running on the loop (senders, fetches), then closes the channels."""
+        current = asyncio.current_task()
+        tasks = [t for t in asyncio.all_tasks() if t is not current]
+        for t in tasks:
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await self.client.close()
+
     def stop(self) -> None:
         if not self.loop.is_running():
             return
         try:
-            self.call(self.client.close(), timeout=10)
+            self.call(self._shutdown(), timeout=10)
         except Exception:  # noqa: BLE001 - closing is best effort
             pass
         self.loop.call_soon_threadsafe(self.loop.stop)

@@ -74,7 +74,11 @@ def regenerate_vectors(path: Path = VECTORS_PATH) -> dict:
     doc = json.loads(path.read_text())
     doc["cases"] = [compute_vector(c) for c in doc["cases"]]
     doc["murmur3_32"] = [
-        {"data_hex": m["data_hex"], "seed": m["seed"], "hash": murmur3_32(bytes.fromhex(m["data_hex"]), m["seed"])}
+        {
+            "data_hex": m["data_hex"],
+            "seed": m["seed"],
+            "hash": murmur3_32(bytes.fromhex(m["data_hex"]), m["seed"]),
+        }
         for m in doc["murmur3_32"]
     ]
     return doc
@@ -130,12 +134,17 @@ def test_field_layout_examples():
     assert encode_key(["a\x00"], [parse_type("STRING")]) == b"\x01a\x00\xff\x00\x01"
     assert encode_key([""], [parse_type("STRING")]) == b"\x01\x00\x01"
     assert encode_key([b"\xab\xcd"], [parse_type("BINARY(2)")]) == b"\x01\xab\xcd"
-    assert encode_key([decimal.Decimal("1.5")], [parse_type("DECIMAL(5, 1)")]) == b"\x01\x80" + b"\x00" * 6 + b"\x0f"
+    assert (
+        encode_key([decimal.Decimal("1.5")], [parse_type("DECIMAL(5, 1)")])
+        == b"\x01\x80" + b"\x00" * 6 + b"\x0f"
+    )
     assert len(encode_key([decimal.Decimal("1.5")], [parse_type("DECIMAL(19, 1)")])) == 17
     assert encode_key([1.0], [parse_type("DOUBLE")]) == b"\x01" + bytes.fromhex("bff0000000000000")
     assert encode_key([dt.date(1970, 1, 2)], [parse_type("DATE")]) == b"\x01\x80\x00\x00\x01"
     # TIME is nanoseconds of the day; TIMESTAMP the value in the precision's unit.
-    assert encode_key([dt.time(0, 0, 1)], [parse_type("TIME(0)")]) == b"\x01" + (2**63 + 10**9).to_bytes(8, "big")
+    assert encode_key([dt.time(0, 0, 1)], [parse_type("TIME(0)")]) == b"\x01" + (2**63 + 10**9).to_bytes(
+        8, "big"
+    )
     ts = dt.datetime(1970, 1, 1, 0, 0, 1)
     assert encode_key([ts], [parse_type("TIMESTAMP(3)")]) == b"\x01" + (2**63 + 1000).to_bytes(8, "big")
     assert encode_key([ts], [parse_type("TIMESTAMP(0)")]) == b"\x01" + (2**63 + 1).to_bytes(8, "big")
@@ -149,7 +158,9 @@ def test_equal_sql_values_have_equal_keys():
     assert encode_key([nan_other], double) == encode_key([math.nan], double)
     ltz = [parse_type("TIMESTAMP_LTZ(3)")]
     paris = dt.timezone(dt.timedelta(hours=1))
-    assert encode_key([dt.datetime(2024, 1, 1, 1, tzinfo=paris)], ltz) == encode_key([dt.datetime(2024, 1, 1)], ltz)
+    assert encode_key([dt.datetime(2024, 1, 1, 1, tzinfo=paris)], ltz) == encode_key(
+        [dt.datetime(2024, 1, 1)], ltz
+    )
 
 
 def test_nullability_does_not_change_the_key():
@@ -222,9 +233,15 @@ def test_decimal_date_time_timestamp_order_is_byte_order():
     _assert_order_preserved(wide, "DECIMAL(38, 18)")
     dates = [dt.date(1970, 1, 1) + dt.timedelta(days=rng.randint(-40000, 40000)) for _ in range(200)]
     _assert_order_preserved(dates, "DATE")
-    times = [dt.time(rng.randrange(24), rng.randrange(60), rng.randrange(60), rng.randrange(10**6)) for _ in range(200)]
+    times = [
+        dt.time(rng.randrange(24), rng.randrange(60), rng.randrange(60), rng.randrange(10**6))
+        for _ in range(200)
+    ]
     _assert_order_preserved(times, "TIME(6)")
-    stamps = [dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=rng.randint(-(10**16), 10**16)) for _ in range(200)]
+    stamps = [
+        dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=rng.randint(-(10**16), 10**16))
+        for _ in range(200)
+    ]
     _assert_order_preserved(stamps, "TIMESTAMP(6)")
 
 
@@ -328,7 +345,13 @@ def test_encoded_keys_as_arrow_and_buffers():
     rows, types, batch = _random_batch(rng, ["STRING", "INT"], 50, 0.1)
     expected = [encode_key(r, types) for r in rows]
     assert encode_keys_array(batch, [0, 1]).to_pylist() == expected
-    fixed = encode_key_buffers(rows_to_batch([[1, "a"]], RowSchema([Column("a", parse_type("BIGINT NOT NULL")), Column("b", parse_type("STRING"))])), [0])
+    fixed = encode_key_buffers(
+        rows_to_batch(
+            [[1, "a"]],
+            RowSchema([Column("a", parse_type("BIGINT NOT NULL")), Column("b", parse_type("STRING"))]),
+        ),
+        [0],
+    )
     assert fixed.matrix is not None and fixed.matrix.shape == (1, 9)
     table = pa.Table.from_batches([batch, batch])
     assert encode_keys(table, [0, 1]) == expected + expected
