@@ -177,7 +177,7 @@ def _transpose(rows: Sequence, schema: RowSchema, targets: list[int], partial: b
     """Per schema column, the list of its values (None for columns not targeted)."""
     kinds = set(map(type, rows))
     if all(issubclass(k, Mapping) for k in kinds):
-        return _dict_columns(rows, schema, targets, partial)
+        return _dict_columns(rows, schema, targets)
     if all(issubclass(k, list | tuple) for k in kinds):
         return _positional_columns(rows, schema, targets, partial)
     # Mixed dict and positional rows (or invalid ones): normalise row by row.
@@ -185,7 +185,7 @@ def _transpose(rows: Sequence, schema: RowSchema, targets: list[int], partial: b
     normalised = []
     for i, row in enumerate(rows):
         if isinstance(row, Mapping):
-            cols = _dict_columns([row], schema, targets, partial)
+            cols = _dict_columns([row], schema, targets, first_row=i)
             normalised.append([c[0] if c is not None else None for c in cols])
         elif isinstance(row, list | tuple):
             normalised.append(row)
@@ -219,7 +219,9 @@ def _positional_columns(
     return out
 
 
-def _dict_columns(rows: Sequence, schema: RowSchema, targets: list[int], partial: bool) -> list[list | None]:
+def _dict_columns(
+    rows: Sequence, schema: RowSchema, targets: list[int], first_row: int = 0
+) -> list[list | None]:
     ncols = len(schema.columns)
     names = [schema.columns[t].name for t in targets]
     out: list[list | None] = [None] * ncols
@@ -230,7 +232,7 @@ def _dict_columns(rows: Sequence, schema: RowSchema, targets: list[int], partial
             row = next(i for i, r in enumerate(rows) if name not in r)
             unknown = [k for k in rows[row] if k not in schema._index]
             hint = f" (it has unknown key {unknown[0]!r})" if unknown else ""
-            raise FlussError(f"row {row} is missing column '{name}'{hint}") from None
+            raise FlussError(f"row {first_row + row} is missing column '{name}'{hint}") from None
     if max(map(len, rows)) > len(names):
         known = schema._index
         for i, row in enumerate(rows):
@@ -238,7 +240,8 @@ def _dict_columns(rows: Sequence, schema: RowSchema, targets: list[int], partial
                 for key in row:
                     if key not in known:
                         raise FlussError(
-                            f"row {i} has unknown column {key!r} (columns: {', '.join(schema.column_names)})"
+                            f"row {first_row + i} has unknown column {key!r} "
+                            f"(columns: {', '.join(schema.column_names)})"
                         )
     return out
 

@@ -121,7 +121,6 @@ def _finish(h: np.ndarray, tail: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return h
 
 
-_MASKED_BLOCK_LIMIT = 8
 _TAIL_MASK = np.array([0, 0xFF, 0xFFFF, 0xFFFFFF], dtype=_U32)
 
 
@@ -152,28 +151,29 @@ def murmur3_32_flat(data: np.ndarray, offsets: np.ndarray, seed: int = 0) -> np.
     words = np.ndarray(shape=(len(data) + 1,), dtype="<u4", buffer=padded, strides=(1,))
     nblocks = lengths >> 2
     starts = offsets[:-1].astype(np.int64)
-    max_blocks = int(nblocks.max())
-    min_blocks = int(nblocks.min())
     h = np.full(n, seed & _M32, dtype=_U32)
-    for j in range(min_blocks):  # blocks every key has
-        h = _mix_h(h, _mix_k(words[starts + 4 * j].astype(_U32, copy=False)))
-    if max_blocks > min_blocks:
-        if max_blocks - min_blocks <= _MASKED_BLOCK_LIMIT:
-            # Few remaining block positions: per position, step only the keys that are that long.
-            for j in range(min_blocks, max_blocks):
-                active = np.flatnonzero(nblocks > j)
-                h[active] = _mix_h(h[active], _mix_k(words[starts[active] + 4 * j].astype(_U32, copy=False)))
+    if int(nblocks.max()) > 0:
+        # Group keys by block count (stable, so each group keeps ascending buffer positions), gather each
+        # group's blocks as a (blocks, keys) matrix in one step, then mix block row by block row.
+        if int(nblocks.min()) == int(nblocks.max()):
+            order = np.arange(n)
         else:
-            # Sort keys by block count; at block j the keys still going form a suffix of that order.
-            small = nblocks.astype(np.uint16) if max_blocks < 2**16 else nblocks
+            small = nblocks.astype(np.uint16) if nblocks.max() < 2**16 else nblocks
             order = np.argsort(small, kind="stable")
-            sorted_blocks = nblocks[order]
-            sorted_starts = starts[order]
-            hs = h[order]
-            for j in range(min_blocks, max_blocks):
-                lo = int(np.searchsorted(sorted_blocks, j, side="right"))
-                hs[lo:] = _mix_h(hs[lo:], _mix_k(words[sorted_starts[lo:] + 4 * j].astype(_U32, copy=False)))
-            h[order] = hs
+        group_ends = np.cumsum(np.bincount(nblocks))
+        lo = int(group_ends[0])  # keys without a full block need no block steps
+        for count in range(1, len(group_ends)):
+            hi = int(group_ends[count])
+            if hi == lo:
+                continue
+            rows = order[lo:hi] if hi - lo < n else slice(None)
+            block_starts = np.arange(count, dtype=np.int64)[:, None] * 4
+            blocks = words[block_starts + starts[rows][None, :]]
+            hg = h[rows]
+            for j in range(count):
+                hg = _mix_h(hg, _mix_k(blocks[j].astype(_U32, copy=False)))  # blocks is scratch
+            h[rows] = hg
+            lo = hi
     tail = words[starts + 4 * nblocks].astype(_U32) & _TAIL_MASK[lengths & 3]
     return _finish(h, tail, lengths)
 

@@ -456,6 +456,8 @@ def encode_key_buffers(
             parts.append(np.ones((n, 1), dtype=np.uint8))
             parts.append(f.fixed)
         return EncodedKeys(n, matrix=np.hstack(parts) if len(parts) > 1 else parts[0])
+    if len(fields) == 1:
+        return _single_field_keys(fields[0], n)
     # General form: per-row lengths, then scatter each field into the flat buffer.
     field_lengths = []
     for f in fields:
@@ -492,6 +494,38 @@ def encode_key_buffers(
             ends = cursor if f.valid is None else cursor[f.valid]
             out[ends + 1] = 0x01  # terminator 0x00 0x01 (the 0x00 is already there)
             cursor += 2 if f.valid is None else 2 * f.valid.astype(np.int64)
+    return EncodedKeys(n, data=out, offsets=offsets)
+
+
+def _single_field_keys(f: _Field, n: int) -> EncodedKeys:
+    """Keys of a one-column key with nulls or of variable length (the common bucket key).
+
+    Same bytes as the general form, cheaper: the value bytes go everywhere except the marker (and
+    terminator) bytes, which are only 1-3 per row."""
+    valid = f.valid
+    valid_count = 1 if valid is None else valid.astype(np.int64)
+    if f.fixed is not None:
+        width = f.fixed.shape[1]
+        lengths = 1 + width * valid_count
+        content = f.fixed if valid is None else f.fixed[valid]
+    else:
+        lengths = f.content_lengths + 1 + 2 * valid_count
+        content = f.content
+    offsets = np.empty(n + 1, dtype=np.int64)
+    offsets[0] = 0
+    np.cumsum(lengths, out=offsets[1:])
+    out = np.zeros(int(offsets[-1]), dtype=np.uint8)
+    starts = offsets[:-1]
+    content_mask = np.ones(len(out), dtype=np.bool_)
+    content_mask[starts] = False
+    if f.fixed is None:
+        term_ends = offsets[1:] if valid is None else offsets[1:][valid]
+        content_mask[term_ends - 1] = False
+        content_mask[term_ends - 2] = False
+    out[content_mask] = content.reshape(-1)
+    out[starts] = 1 if valid is None else valid.astype(np.uint8)
+    if f.fixed is None:
+        out[term_ends - 1] = 0x01  # terminator 0x00 0x01
     return EncodedKeys(n, data=out, offsets=offsets)
 
 
