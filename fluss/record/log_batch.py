@@ -79,7 +79,9 @@ CRC_LENGTH = 4
 BASE_OFFSET_OFFSET = 8
 LENGTH_OFFSET = 16
 COMMIT_TIMESTAMP_OFFSET = 24
+WRITER_ID_OFFSET = 32
 LEADER_EPOCH_OFFSET = 40
+BATCH_SEQUENCE_OFFSET = 48
 
 #: Bytes needed to learn a batch's base offset and length (a reader skipping through a file needs only these).
 LOG_OVERHEAD = LENGTH_OFFSET + 4
@@ -421,6 +423,19 @@ def assign_offsets_in_place(
     length = _I32.unpack_from(buf, position + LENGTH_OFFSET)[0]
     view = memoryview(buf)[position + CRC_LENGTH : position + length]
     _U32.pack_into(buf, position + CRC_OFFSET, crc32c.crc32c(view))
+
+
+def assign_writer(data: Buffer, writer_id: int, batch_sequence: int) -> bytes:
+    """A copy of ONE batch stamped with an idempotent writer's id and batch sequence (re-CRC'd, no decoding)."""
+    buf = bytearray(data)
+    if len(buf) < HEADER_SIZE or _I32.unpack_from(buf, LENGTH_OFFSET)[0] != len(buf):
+        raise FlussError(
+            f"assign_writer expects exactly one batch, got {len(buf)} bytes", ErrorCode.CORRUPT_RECORD_EXCEPTION
+        )
+    _I64.pack_into(buf, WRITER_ID_OFFSET, writer_id)
+    _I32.pack_into(buf, BATCH_SEQUENCE_OFFSET, batch_sequence)
+    _U32.pack_into(buf, CRC_OFFSET, crc32c.crc32c(memoryview(buf)[CRC_LENGTH:]))
+    return bytes(buf)
 
 
 def assign_offsets(data: Buffer, base_offset: int, leader_epoch: int, commit_timestamp: int) -> bytes:

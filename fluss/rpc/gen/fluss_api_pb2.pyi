@@ -442,6 +442,118 @@ class GetMetadataResponse(_message.Message):
     partitions: _containers.RepeatedCompositeFieldContainer[PartitionMetadataPb]
     def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., coordinator: _Optional[_Union[ServerNodePb, _Mapping]] = ..., tablet_servers: _Optional[_Iterable[_Union[ServerNodePb, _Mapping]]] = ..., tables: _Optional[_Iterable[_Union[TableMetadataPb, _Mapping]]] = ..., partitions: _Optional[_Iterable[_Union[PartitionMetadataPb, _Mapping]]] = ...) -> None: ...
 
+class InitWriterRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class InitWriterResponse(_message.Message):
+    __slots__ = ("error", "writer_id")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    WRITER_ID_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    writer_id: int
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., writer_id: _Optional[int] = ...) -> None: ...
+
+class KvSnapshotPb(_message.Message):
+    __slots__ = ("table_id", "partition_id", "bucket_id", "snapshot_id", "log_offset", "manifest_path", "create_time")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
+    LOG_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    MANIFEST_PATH_FIELD_NUMBER: _ClassVar[int]
+    CREATE_TIME_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    partition_id: int
+    bucket_id: int
+    snapshot_id: int
+    log_offset: int
+    manifest_path: str
+    create_time: int
+    def __init__(self, table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., snapshot_id: _Optional[int] = ..., log_offset: _Optional[int] = ..., manifest_path: _Optional[str] = ..., create_time: _Optional[int] = ...) -> None: ...
+
+class GetLatestKvSnapshotsRequest(_message.Message):
+    __slots__ = ("table_path", "partition_name")
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_NAME_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    partition_name: str
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., partition_name: _Optional[str] = ...) -> None: ...
+
+class GetLatestKvSnapshotsResponse(_message.Message):
+    __slots__ = ("error", "snapshots")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOTS_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    snapshots: _containers.RepeatedCompositeFieldContainer[KvSnapshotPb]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., snapshots: _Optional[_Iterable[_Union[KvSnapshotPb, _Mapping]]] = ...) -> None: ...
+
+class AdjustIsrRequest(_message.Message):
+    __slots__ = ("server_id", "bucket")
+    SERVER_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    server_id: int
+    bucket: LeaderAndIsrPb
+    def __init__(self, server_id: _Optional[int] = ..., bucket: _Optional[_Union[LeaderAndIsrPb, _Mapping]] = ...) -> None: ...
+
+class AdjustIsrResponse(_message.Message):
+    __slots__ = ("error", "bucket")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    bucket: LeaderAndIsrPb
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., bucket: _Optional[_Union[LeaderAndIsrPb, _Mapping]] = ...) -> None: ...
+
+class ControlledShutdownRequest(_message.Message):
+    __slots__ = ("server_id",)
+    SERVER_ID_FIELD_NUMBER: _ClassVar[int]
+    server_id: int
+    def __init__(self, server_id: _Optional[int] = ...) -> None: ...
+
+class ControlledShutdownResponse(_message.Message):
+    __slots__ = ("error", "remaining_leaders")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REMAINING_LEADERS_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    remaining_leaders: int
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., remaining_leaders: _Optional[int] = ...) -> None: ...
+
+class CommitKvSnapshotRequest(_message.Message):
+    __slots__ = ("server_id", "leader_epoch", "snapshot")
+    SERVER_ID_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    server_id: int
+    leader_epoch: int
+    snapshot: KvSnapshotPb
+    def __init__(self, server_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., snapshot: _Optional[_Union[KvSnapshotPb, _Mapping]] = ...) -> None: ...
+
+class CommitKvSnapshotResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class GetKvSnapshotRequest(_message.Message):
+    __slots__ = ("table_id", "partition_id", "bucket_id")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    partition_id: int
+    bucket_id: int
+    def __init__(self, table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ...) -> None: ...
+
+class GetKvSnapshotResponse(_message.Message):
+    __slots__ = ("error", "found", "snapshot")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    FOUND_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    found: bool
+    snapshot: KvSnapshotPb
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., found: bool = ..., snapshot: _Optional[_Union[KvSnapshotPb, _Mapping]] = ...) -> None: ...
+
 class ProduceBucketPb(_message.Message):
     __slots__ = ("partition_id", "bucket_id", "records")
     PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
@@ -659,3 +771,155 @@ class StopReplicaResponse(_message.Message):
     ERROR_FIELD_NUMBER: _ClassVar[int]
     error: ErrorInfo
     def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class OffsetForLeaderEpochRequest(_message.Message):
+    __slots__ = ("follower_id", "table_id", "partition_id", "bucket_id", "leader_epoch")
+    FOLLOWER_ID_FIELD_NUMBER: _ClassVar[int]
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    follower_id: int
+    table_id: int
+    partition_id: int
+    bucket_id: int
+    leader_epoch: int
+    def __init__(self, follower_id: _Optional[int] = ..., table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ...) -> None: ...
+
+class OffsetForLeaderEpochResponse(_message.Message):
+    __slots__ = ("error", "leader_epoch", "end_offset")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    END_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    leader_epoch: int
+    end_offset: int
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., leader_epoch: _Optional[int] = ..., end_offset: _Optional[int] = ...) -> None: ...
+
+class PutKvBucketPb(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "records")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    RECORDS_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    records: bytes
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., records: _Optional[bytes] = ...) -> None: ...
+
+class PutKvRequest(_message.Message):
+    __slots__ = ("acks", "table_id", "timeout_ms", "target_columns", "buckets")
+    ACKS_FIELD_NUMBER: _ClassVar[int]
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    TARGET_COLUMNS_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    acks: int
+    table_id: int
+    timeout_ms: int
+    target_columns: _containers.RepeatedScalarFieldContainer[int]
+    buckets: _containers.RepeatedCompositeFieldContainer[PutKvBucketPb]
+    def __init__(self, acks: _Optional[int] = ..., table_id: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., target_columns: _Optional[_Iterable[int]] = ..., buckets: _Optional[_Iterable[_Union[PutKvBucketPb, _Mapping]]] = ...) -> None: ...
+
+class PutKvResponse(_message.Message):
+    __slots__ = ("buckets",)
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    buckets: _containers.RepeatedCompositeFieldContainer[ProduceBucketResultPb]
+    def __init__(self, buckets: _Optional[_Iterable[_Union[ProduceBucketResultPb, _Mapping]]] = ...) -> None: ...
+
+class LookupBucketPb(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "keys")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    KEYS_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    keys: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., keys: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class LookupRequest(_message.Message):
+    __slots__ = ("table_id", "buckets")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    buckets: _containers.RepeatedCompositeFieldContainer[LookupBucketPb]
+    def __init__(self, table_id: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[LookupBucketPb, _Mapping]]] = ...) -> None: ...
+
+class LookupBucketResultPb(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "error", "found", "rows")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    FOUND_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    error: ErrorInfo
+    found: _containers.RepeatedScalarFieldContainer[bool]
+    rows: bytes
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., found: _Optional[_Iterable[bool]] = ..., rows: _Optional[bytes] = ...) -> None: ...
+
+class LookupResponse(_message.Message):
+    __slots__ = ("buckets",)
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    buckets: _containers.RepeatedCompositeFieldContainer[LookupBucketResultPb]
+    def __init__(self, buckets: _Optional[_Iterable[_Union[LookupBucketResultPb, _Mapping]]] = ...) -> None: ...
+
+class PrefixLookupBucketPb(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "prefixes")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    PREFIXES_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    prefixes: _containers.RepeatedScalarFieldContainer[bytes]
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., prefixes: _Optional[_Iterable[bytes]] = ...) -> None: ...
+
+class PrefixLookupRequest(_message.Message):
+    __slots__ = ("table_id", "buckets")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    buckets: _containers.RepeatedCompositeFieldContainer[PrefixLookupBucketPb]
+    def __init__(self, table_id: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[PrefixLookupBucketPb, _Mapping]]] = ...) -> None: ...
+
+class PrefixLookupBucketResultPb(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "error", "counts", "rows")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    COUNTS_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    error: ErrorInfo
+    counts: _containers.RepeatedScalarFieldContainer[int]
+    rows: bytes
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., counts: _Optional[_Iterable[int]] = ..., rows: _Optional[bytes] = ...) -> None: ...
+
+class PrefixLookupResponse(_message.Message):
+    __slots__ = ("buckets",)
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    buckets: _containers.RepeatedCompositeFieldContainer[PrefixLookupBucketResultPb]
+    def __init__(self, buckets: _Optional[_Iterable[_Union[PrefixLookupBucketResultPb, _Mapping]]] = ...) -> None: ...
+
+class ScanKvRequest(_message.Message):
+    __slots__ = ("table_id", "partition_id", "bucket_id", "limit")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    LIMIT_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    partition_id: int
+    bucket_id: int
+    limit: int
+    def __init__(self, table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., limit: _Optional[int] = ...) -> None: ...
+
+class ScanKvResponse(_message.Message):
+    __slots__ = ("error", "rows", "log_offset")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    ROWS_FIELD_NUMBER: _ClassVar[int]
+    LOG_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    rows: bytes
+    log_offset: int
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., rows: _Optional[bytes] = ..., log_offset: _Optional[int] = ...) -> None: ...

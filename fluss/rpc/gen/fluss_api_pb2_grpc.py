@@ -114,6 +114,16 @@ class AdminServiceStub(object):
                 request_serializer=fluss__api__pb2.GetMetadataRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.GetMetadataResponse.FromString,
                 _registered_method=True)
+        self.InitWriter = channel.unary_unary(
+                '/fluss.rpc.AdminService/InitWriter',
+                request_serializer=fluss__api__pb2.InitWriterRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.InitWriterResponse.FromString,
+                _registered_method=True)
+        self.GetLatestKvSnapshots = channel.unary_unary(
+                '/fluss.rpc.AdminService/GetLatestKvSnapshots',
+                request_serializer=fluss__api__pb2.GetLatestKvSnapshotsRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.GetLatestKvSnapshotsResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer(object):
@@ -209,6 +219,18 @@ class AdminServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def InitWriter(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLatestKvSnapshots(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -286,6 +308,16 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.GetMetadata,
                     request_deserializer=fluss__api__pb2.GetMetadataRequest.FromString,
                     response_serializer=fluss__api__pb2.GetMetadataResponse.SerializeToString,
+            ),
+            'InitWriter': grpc.unary_unary_rpc_method_handler(
+                    servicer.InitWriter,
+                    request_deserializer=fluss__api__pb2.InitWriterRequest.FromString,
+                    response_serializer=fluss__api__pb2.InitWriterResponse.SerializeToString,
+            ),
+            'GetLatestKvSnapshots': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLatestKvSnapshots,
+                    request_deserializer=fluss__api__pb2.GetLatestKvSnapshotsRequest.FromString,
+                    response_serializer=fluss__api__pb2.GetLatestKvSnapshotsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -703,6 +735,261 @@ class AdminService(object):
             metadata,
             _registered_method=True)
 
+    @staticmethod
+    def InitWriter(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/InitWriter',
+            fluss__api__pb2.InitWriterRequest.SerializeToString,
+            fluss__api__pb2.InitWriterResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLatestKvSnapshots(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/GetLatestKvSnapshots',
+            fluss__api__pb2.GetLatestKvSnapshotsRequest.SerializeToString,
+            fluss__api__pb2.GetLatestKvSnapshotsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+
+class CoordinatorServiceStub(object):
+    """Missing associated documentation comment in .proto file."""
+
+    def __init__(self, channel):
+        """Constructor.
+
+        Args:
+            channel: A grpc.Channel.
+        """
+        self.AdjustIsr = channel.unary_unary(
+                '/fluss.rpc.CoordinatorService/AdjustIsr',
+                request_serializer=fluss__api__pb2.AdjustIsrRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.AdjustIsrResponse.FromString,
+                _registered_method=True)
+        self.ControlledShutdown = channel.unary_unary(
+                '/fluss.rpc.CoordinatorService/ControlledShutdown',
+                request_serializer=fluss__api__pb2.ControlledShutdownRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.ControlledShutdownResponse.FromString,
+                _registered_method=True)
+        self.CommitKvSnapshot = channel.unary_unary(
+                '/fluss.rpc.CoordinatorService/CommitKvSnapshot',
+                request_serializer=fluss__api__pb2.CommitKvSnapshotRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.CommitKvSnapshotResponse.FromString,
+                _registered_method=True)
+        self.GetKvSnapshot = channel.unary_unary(
+                '/fluss.rpc.CoordinatorService/GetKvSnapshot',
+                request_serializer=fluss__api__pb2.GetKvSnapshotRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.GetKvSnapshotResponse.FromString,
+                _registered_method=True)
+
+
+class CoordinatorServiceServicer(object):
+    """Missing associated documentation comment in .proto file."""
+
+    def AdjustIsr(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ControlledShutdown(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CommitKvSnapshot(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetKvSnapshot(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+
+def add_CoordinatorServiceServicer_to_server(servicer, server):
+    rpc_method_handlers = {
+            'AdjustIsr': grpc.unary_unary_rpc_method_handler(
+                    servicer.AdjustIsr,
+                    request_deserializer=fluss__api__pb2.AdjustIsrRequest.FromString,
+                    response_serializer=fluss__api__pb2.AdjustIsrResponse.SerializeToString,
+            ),
+            'ControlledShutdown': grpc.unary_unary_rpc_method_handler(
+                    servicer.ControlledShutdown,
+                    request_deserializer=fluss__api__pb2.ControlledShutdownRequest.FromString,
+                    response_serializer=fluss__api__pb2.ControlledShutdownResponse.SerializeToString,
+            ),
+            'CommitKvSnapshot': grpc.unary_unary_rpc_method_handler(
+                    servicer.CommitKvSnapshot,
+                    request_deserializer=fluss__api__pb2.CommitKvSnapshotRequest.FromString,
+                    response_serializer=fluss__api__pb2.CommitKvSnapshotResponse.SerializeToString,
+            ),
+            'GetKvSnapshot': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetKvSnapshot,
+                    request_deserializer=fluss__api__pb2.GetKvSnapshotRequest.FromString,
+                    response_serializer=fluss__api__pb2.GetKvSnapshotResponse.SerializeToString,
+            ),
+    }
+    generic_handler = grpc.method_handlers_generic_handler(
+            'fluss.rpc.CoordinatorService', rpc_method_handlers)
+    server.add_generic_rpc_handlers((generic_handler,))
+    server.add_registered_method_handlers('fluss.rpc.CoordinatorService', rpc_method_handlers)
+
+
+ # This class is part of an EXPERIMENTAL API.
+class CoordinatorService(object):
+    """Missing associated documentation comment in .proto file."""
+
+    @staticmethod
+    def AdjustIsr(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.CoordinatorService/AdjustIsr',
+            fluss__api__pb2.AdjustIsrRequest.SerializeToString,
+            fluss__api__pb2.AdjustIsrResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ControlledShutdown(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.CoordinatorService/ControlledShutdown',
+            fluss__api__pb2.ControlledShutdownRequest.SerializeToString,
+            fluss__api__pb2.ControlledShutdownResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CommitKvSnapshot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.CoordinatorService/CommitKvSnapshot',
+            fluss__api__pb2.CommitKvSnapshotRequest.SerializeToString,
+            fluss__api__pb2.CommitKvSnapshotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetKvSnapshot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.CoordinatorService/GetKvSnapshot',
+            fluss__api__pb2.GetKvSnapshotRequest.SerializeToString,
+            fluss__api__pb2.GetKvSnapshotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
 
 class TabletServiceStub(object):
     """Missing associated documentation comment in .proto file."""
@@ -717,6 +1004,31 @@ class TabletServiceStub(object):
                 '/fluss.rpc.TabletService/ProduceLog',
                 request_serializer=fluss__api__pb2.ProduceLogRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.ProduceLogResponse.FromString,
+                _registered_method=True)
+        self.PutKv = channel.unary_unary(
+                '/fluss.rpc.TabletService/PutKv',
+                request_serializer=fluss__api__pb2.PutKvRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.PutKvResponse.FromString,
+                _registered_method=True)
+        self.Lookup = channel.unary_unary(
+                '/fluss.rpc.TabletService/Lookup',
+                request_serializer=fluss__api__pb2.LookupRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.LookupResponse.FromString,
+                _registered_method=True)
+        self.PrefixLookup = channel.unary_unary(
+                '/fluss.rpc.TabletService/PrefixLookup',
+                request_serializer=fluss__api__pb2.PrefixLookupRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.PrefixLookupResponse.FromString,
+                _registered_method=True)
+        self.ScanKv = channel.unary_unary(
+                '/fluss.rpc.TabletService/ScanKv',
+                request_serializer=fluss__api__pb2.ScanKvRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.ScanKvResponse.FromString,
+                _registered_method=True)
+        self.OffsetForLeaderEpoch = channel.unary_unary(
+                '/fluss.rpc.TabletService/OffsetForLeaderEpoch',
+                request_serializer=fluss__api__pb2.OffsetForLeaderEpochRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.OffsetForLeaderEpochResponse.FromString,
                 _registered_method=True)
         self.FetchLog = channel.unary_unary(
                 '/fluss.rpc.TabletService/FetchLog',
@@ -744,6 +1056,36 @@ class TabletServiceServicer(object):
     """Missing associated documentation comment in .proto file."""
 
     def ProduceLog(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PutKv(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Lookup(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def PrefixLookup(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ScanKv(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def OffsetForLeaderEpoch(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -780,6 +1122,31 @@ def add_TabletServiceServicer_to_server(servicer, server):
                     servicer.ProduceLog,
                     request_deserializer=fluss__api__pb2.ProduceLogRequest.FromString,
                     response_serializer=fluss__api__pb2.ProduceLogResponse.SerializeToString,
+            ),
+            'PutKv': grpc.unary_unary_rpc_method_handler(
+                    servicer.PutKv,
+                    request_deserializer=fluss__api__pb2.PutKvRequest.FromString,
+                    response_serializer=fluss__api__pb2.PutKvResponse.SerializeToString,
+            ),
+            'Lookup': grpc.unary_unary_rpc_method_handler(
+                    servicer.Lookup,
+                    request_deserializer=fluss__api__pb2.LookupRequest.FromString,
+                    response_serializer=fluss__api__pb2.LookupResponse.SerializeToString,
+            ),
+            'PrefixLookup': grpc.unary_unary_rpc_method_handler(
+                    servicer.PrefixLookup,
+                    request_deserializer=fluss__api__pb2.PrefixLookupRequest.FromString,
+                    response_serializer=fluss__api__pb2.PrefixLookupResponse.SerializeToString,
+            ),
+            'ScanKv': grpc.unary_unary_rpc_method_handler(
+                    servicer.ScanKv,
+                    request_deserializer=fluss__api__pb2.ScanKvRequest.FromString,
+                    response_serializer=fluss__api__pb2.ScanKvResponse.SerializeToString,
+            ),
+            'OffsetForLeaderEpoch': grpc.unary_unary_rpc_method_handler(
+                    servicer.OffsetForLeaderEpoch,
+                    request_deserializer=fluss__api__pb2.OffsetForLeaderEpochRequest.FromString,
+                    response_serializer=fluss__api__pb2.OffsetForLeaderEpochResponse.SerializeToString,
             ),
             'FetchLog': grpc.unary_unary_rpc_method_handler(
                     servicer.FetchLog,
@@ -829,6 +1196,141 @@ class TabletService(object):
             '/fluss.rpc.TabletService/ProduceLog',
             fluss__api__pb2.ProduceLogRequest.SerializeToString,
             fluss__api__pb2.ProduceLogResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PutKv(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.TabletService/PutKv',
+            fluss__api__pb2.PutKvRequest.SerializeToString,
+            fluss__api__pb2.PutKvResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Lookup(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.TabletService/Lookup',
+            fluss__api__pb2.LookupRequest.SerializeToString,
+            fluss__api__pb2.LookupResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def PrefixLookup(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.TabletService/PrefixLookup',
+            fluss__api__pb2.PrefixLookupRequest.SerializeToString,
+            fluss__api__pb2.PrefixLookupResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ScanKv(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.TabletService/ScanKv',
+            fluss__api__pb2.ScanKvRequest.SerializeToString,
+            fluss__api__pb2.ScanKvResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def OffsetForLeaderEpoch(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.TabletService/OffsetForLeaderEpoch',
+            fluss__api__pb2.OffsetForLeaderEpochRequest.SerializeToString,
+            fluss__api__pb2.OffsetForLeaderEpochResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -17,6 +17,10 @@ from ``log_start_offset`` (the first segment's base) to ``log_end_offset`` (LEO,
 * Retention (:meth:`delete_expired_segments`) deletes whole segments from the start of the log whose maximum
   commit timestamp is older than ``ttl_ms`` and which lie wholly below the high watermark; never the active one.
 
+* Every append also maintains the leader-epoch history (``epoch_cache.py``) and the idempotent-writer state
+  (``writer_state.py``); both are rebuilt from the batch headers when missing. A leader skips a resent batch of
+  an idempotent writer and answers with the offsets it already has.
+
 All public methods take one lock (the server calls them from a thread pool); the lock is held during disk I/O,
 which is bounded by ``max_bytes`` for reads and by the request for appends.
 """
@@ -33,8 +37,10 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.record.log_batch import BatchHeader, LogBatch, assign_offsets_in_place, iter_batches, read_header
 from fluss.server.log.checkpoint import CheckpointFile
 from fluss.server.log.config import LogConfig
+from fluss.server.log.epoch_cache import LeaderEpochCache
 from fluss.server.log.loader import HIGH_WATERMARK_KEY, RECOVERY_POINT_KEY, load_log
 from fluss.server.log.segment import LogSegment
+from fluss.server.log.writer_state import WriterStateManager
 
 _MAX_RELATIVE_OFFSET = 0xFFFFFFFF  # offsets are stored relative to the segment base as u32 in the indexes
 
@@ -82,6 +88,9 @@ class LogTablet:
         self._unflushed_records = 0
         self._closed = False
         self._lock = threading.RLock()
+        self.epochs = LeaderEpochCache(self.directory)
+        self.writers = WriterStateManager()
+        self._rebuild_state()
 
     @classmethod
     def open(cls, directory: Path, config: LogConfig | None = None) -> LogTablet:
@@ -131,23 +140,85 @@ class LogTablet:
 
     # -- appends ----------------------------------------------------------------------------------------------
     def append_as_leader(self, data: bytes, leader_epoch: int, commit_timestamp: int | None = None) -> AppendInfo:
-        """Validate, assign offsets to and append one or more client batches."""
+        """Validate, assign offsets to and append one or more client batches.
+
+        Resent batches of an idempotent writer are skipped; if every batch is a resend, nothing is written and
+        the offsets of the earlier append are returned.
+        """
         view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data.cast("B")
         batches = self._validated(view)
         timestamp = int(time.time() * 1000) if commit_timestamp is None else commit_timestamp
-        buf = bytearray(view)
         with self._lock:
             self._ensure_open()
+            fresh, duplicate_first = self._drop_duplicates(batches)
+            if not fresh:
+                first, last = duplicate_first
+                return AppendInfo(first, last, 0, timestamp, 0)
+            buf = bytearray(view) if len(fresh) == len(batches) else bytearray(b"".join(b.raw for b in fresh))
             first = offset = self.log_end_offset
             headers: list[BatchHeader] = []
             position = 0
-            for batch in batches:
+            for batch in fresh:
                 assign_offsets_in_place(buf, position, offset, leader_epoch, timestamp)
                 headers.append(read_header(buf, position))
                 position += batch.size_in_bytes
                 offset += batch.record_count
+            self.epochs.assign(leader_epoch, first)
             self._append(memoryview(buf), headers)
+            self._track_writers(headers)
+            if duplicate_first is not None:
+                first = duplicate_first[0]
             return AppendInfo(first, offset - 1, offset - first, timestamp, len(headers))
+
+    def _drop_duplicates(self, batches: list[LogBatch]) -> tuple[list[LogBatch], tuple[int, int] | None]:
+        """The batches not yet appended, and the offsets of the first resent one (if any)."""
+        fresh: list[LogBatch] = []
+        first_duplicate: tuple[int, int] | None = None
+        pending: dict[int, int] = {}
+        for batch in batches:
+            wid, seq = batch.writer_id, batch.batch_sequence
+            if wid >= 0 and wid in pending:
+                if seq != pending[wid] + 1:
+                    raise FlussError(f"Out-of-order batch sequence {seq} from writer {wid} in one request to "
+                                     f"{self.directory}", ErrorCode.OUT_OF_ORDER_SEQUENCE_EXCEPTION)
+                pending[wid] = seq
+                fresh.append(batch)
+                continue
+            earlier = self.writers.check(wid, seq, str(self.directory))
+            if earlier is not None:
+                if fresh:
+                    raise FlussError(f"Batch sequence {seq} of writer {wid} was already appended but follows "
+                                     "new batches in the same request", ErrorCode.OUT_OF_ORDER_SEQUENCE_EXCEPTION)
+                if first_duplicate is None:
+                    first_duplicate = (earlier.base_offset, earlier.last_offset)
+                else:
+                    first_duplicate = (first_duplicate[0], earlier.last_offset)
+                continue
+            if wid >= 0:
+                pending[wid] = seq
+            fresh.append(batch)
+        return fresh, first_duplicate
+
+    def _track_writers(self, headers: list[BatchHeader]) -> None:
+        for h in headers:
+            self.writers.update(h.writer_id, h.batch_sequence, h.base_offset, h.next_offset - 1)
+
+    def _rebuild_state(self) -> None:
+        """Writer state (and a missing epoch history) from the batch headers of the whole log."""
+        self.writers.clear()
+        rebuild_epochs = self.epochs.latest_epoch < 0
+        for segment in self._segments:
+            for _, header, _ in segment.walk(0):
+                self.writers.update(header.writer_id, header.batch_sequence, header.base_offset,
+                                    header.next_offset - 1)
+                if rebuild_epochs:
+                    self.epochs.assign(header.leader_epoch, header.base_offset)
+        self.epochs.truncate_from_end(self.log_end_offset)
+
+    def end_offset_for_epoch(self, epoch: int) -> tuple[int, int]:
+        """``(epoch, end offset)`` of the largest known epoch <= ``epoch`` (see ``epoch_cache.py``)."""
+        with self._lock:
+            return self.epochs.end_offset_for(epoch, self.log_end_offset)
 
     def append_as_follower(self, data: bytes) -> AppendInfo:
         """Append batches fetched from the leader (offsets already assigned; must continue at LEO)."""
@@ -164,7 +235,11 @@ class LogTablet:
                         ErrorCode.LOG_STORAGE_EXCEPTION,
                     )
                 expected = batch.next_offset
-            self._append(view, [b.header for b in batches])
+            for batch in batches:
+                self.epochs.assign(batch.leader_epoch, batch.base_offset)
+            headers = [b.header for b in batches]
+            self._append(view, headers)
+            self._track_writers(headers)
             return AppendInfo(first, expected - 1, expected - first, max(b.commit_timestamp for b in batches),
                               len(batches))
 
@@ -345,6 +420,8 @@ class LogTablet:
             self._recovery_point = min(max(self._recovery_point, self.log_start_offset), log_end)
             self._unflushed_records = 0
             self._write_checkpoint()
+            self.epochs.truncate_from_end(log_end)
+            self._rebuild_state()
 
     def delete_expired_segments(self, now_ms: int) -> int:
         """Delete whole segments, oldest first, whose max commit timestamp is older than ``ttl_ms`` and which lie
@@ -369,6 +446,7 @@ class LogTablet:
                 deleted += 1
             if deleted:
                 self._recovery_point = max(self._recovery_point, self.log_start_offset)
+                self.epochs.truncate_from_start(self.log_start_offset)
         return deleted
 
     def __repr__(self) -> str:

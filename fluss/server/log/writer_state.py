@@ -1,0 +1,58 @@
+"""Idempotent writers: per writer id, the last batches appended, so a retried batch is never written twice.
+
+Each client batch carries ``writer_id`` and a per-bucket ``batch_sequence`` (0, 1, 2, ...). The leader accepts
+the next sequence, answers a resend of one of the last ``RETAINED_BATCHES`` with the offset it already has, and
+rejects any other sequence with OUT_OF_ORDER_SEQUENCE_EXCEPTION. The state is rebuilt from the batch headers of
+the log when a replica opens, and kept up to date on followers too, so a new leader deduplicates retries of
+batches its predecessor appended.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+from fluss.errors import ErrorCode, FlussError
+
+RETAINED_BATCHES = 5
+NO_WRITER = -1
+
+
+@dataclass(frozen=True)
+class AppendedBatch:
+    sequence: int
+    base_offset: int
+    last_offset: int
+
+
+class WriterStateManager:
+    def __init__(self) -> None:
+        self._writers: dict[int, deque[AppendedBatch]] = {}
+
+    def check(self, writer_id: int, sequence: int, where: str) -> AppendedBatch | None:
+        """The earlier append of this batch if it is a duplicate; None if it is the next one; raises otherwise."""
+        if writer_id == NO_WRITER or sequence < 0:
+            return None
+        history = self._writers.get(writer_id)
+        if not history:
+            return None  # a new writer (or one whose batches all expired)
+        last = history[-1].sequence
+        if sequence == last + 1:
+            return None
+        for batch in history:
+            if batch.sequence == sequence:
+                return batch
+        raise FlussError(f"Out-of-order batch sequence {sequence} from writer {writer_id} for {where}: the last "
+                         f"appended sequence is {last}", ErrorCode.OUT_OF_ORDER_SEQUENCE_EXCEPTION)
+
+    def update(self, writer_id: int, sequence: int, base_offset: int, last_offset: int) -> None:
+        if writer_id == NO_WRITER or sequence < 0:
+            return
+        history = self._writers.setdefault(writer_id, deque(maxlen=RETAINED_BATCHES))
+        history.append(AppendedBatch(sequence, base_offset, last_offset))
+
+    def clear(self) -> None:
+        self._writers.clear()
+
+    def __len__(self) -> int:
+        return len(self._writers)
