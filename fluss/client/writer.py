@@ -33,7 +33,7 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.key.bucketing import bucket_ids
 from fluss.key.partition import partition_names_of
 from fluss.metadata import TableBucket, TableInfo
-from fluss.record.log_batch import build_batch, parse_compression
+from fluss.record.log_batch import assign_writer, build_batch, parse_compression
 from fluss.row_convert import conform_batch, rows_to_batch
 from fluss.rpc.errors import to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -85,6 +85,7 @@ class _PendingBatch:
     data: bytes
     chunk: _Chunk
     attempts: int = 0
+    sequenced: bool = False
 
 
 class MemoryBudget:
@@ -136,12 +137,17 @@ class Sender:
         self._task: asyncio.Task | None = None
         self._idle: asyncio.Event | None = None
         self.meta: TableMetadata | None = None
+        self.idempotent = config.writer_enable_idempotence
+        self.writer_id = -1
+        self.next_sequence: dict[TableBucket, int] = defaultdict(int)
 
     async def start(self) -> None:
         self._wakeup = asyncio.Event()
         self._idle = asyncio.Event()
         self._idle.set()
         self.meta = await self.client.table(self.table.table_path, refresh=True)
+        if self.idempotent:
+            self.writer_id = (await self.client.admin_call("InitWriter", pb.InitWriterRequest())).writer_id
         self._task = asyncio.create_task(self._run())
 
     def enqueue(self, batches: list[_PendingBatch]) -> None:
@@ -200,6 +206,10 @@ class Sender:
             batches: list[_PendingBatch] = []
             while q and (not batches or size + len(q[0].data) <= self.max_request):
                 b = q.popleft()
+                if self.idempotent and not b.sequenced:  # sequences are given at first send, in queue order
+                    b.data = assign_writer(b.data, self.writer_id, self.next_sequence[tb])
+                    self.next_sequence[tb] += 1
+                    b.sequenced = True
                 size += len(b.data)
                 batches.append(b)
             taken[tb] = batches
@@ -223,6 +233,8 @@ class Sender:
                 self.queues[tb].extendleft(reversed(batches))
                 retry_delay = max(retry_delay, min(1.0, 0.05 * batches[0].attempts))
             else:
+                if self.idempotent:  # never appended: their sequence numbers are free again
+                    self.next_sequence[tb] -= len(batches)
                 self._complete(batches, err)
         if retry_delay:
             try:

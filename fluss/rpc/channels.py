@@ -41,6 +41,9 @@ class ChannelPool:
     def admin(self, address: str) -> rpc.AdminServiceStub:
         return rpc.AdminServiceStub(self.channel(address))
 
+    def coordinator(self, address: str) -> rpc.CoordinatorServiceStub:
+        return rpc.CoordinatorServiceStub(self.channel(address))
+
     def tablet(self, address: str) -> rpc.TabletServiceStub:
         return rpc.TabletServiceStub(self.channel(address))
 

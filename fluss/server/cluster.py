@@ -92,11 +92,12 @@ class LocalCluster:
         return self
 
     def stop(self) -> None:
-        procs = list(self._tablets.values()) + self._coordinators
-        for p in procs:
-            _terminate(p)
-        for p in procs:
-            _wait_gone(p, 15)
+        """Stops tablet servers first (their controlled shutdown needs the coordinator), then coordinators."""
+        for group in (list(self._tablets.values()), self._coordinators):
+            for p in group:
+                _terminate(p)
+            for p in group:
+                _wait_gone(p, 20)
         if self.zookeeper:
             self.zookeeper.stop()
             self.zookeeper = None
@@ -290,12 +291,13 @@ def stop_from_state(directory: Path) -> bool:
     if not state_file.exists():
         return False
     state = json.loads(state_file.read_text())
-    procs = [_Proc(t["id"], Path(), t["port"], pid=t["pid"]) for t in state["tablet_servers"]]
-    procs += [_Proc(c["name"], Path(), c["port"], pid=c["pid"]) for c in state["coordinators"]]
-    for p in procs:
-        _terminate(p)
-    for p in procs:
-        _wait_gone(p, 15)
+    tablets = [_Proc(t["id"], Path(), t["port"], pid=t["pid"]) for t in state["tablet_servers"]]
+    coordinators = [_Proc(c["name"], Path(), c["port"], pid=c["pid"]) for c in state["coordinators"]]
+    for group in (tablets, coordinators):
+        for p in group:
+            _terminate(p)
+        for p in group:
+            _wait_gone(p, 20)
     zk_pid = state["zookeeper"]["pid"]
     if zk_pid:
         zk = _Proc("zookeeper", Path(), 0, pid=zk_pid)

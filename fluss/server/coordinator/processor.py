@@ -65,6 +65,7 @@ class CoordinatorEventProcessor:
         self._queue: asyncio.Queue[_Event] = asyncio.Queue()
         self._task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.shutting_down: set[int] = set()
 
     # ------------------------------------------------------------ lifecycle
 
@@ -349,6 +350,7 @@ class CoordinatorEventProcessor:
 
     async def _on_server_lost(self, sid: int) -> None:
         node = self.ctx.live_servers.pop(sid, None)
+        self.shutting_down.discard(sid)
         log.info("tablet server %d left the cluster", sid)
         self.notifier.forget(sid, node)
         for tb in self.ctx.buckets_hosted_by(sid):
@@ -357,7 +359,7 @@ class CoordinatorEventProcessor:
                 continue
             isr = [r for r in lai.isr if r != sid]
             if lai.leader == sid:
-                candidates = [r for r in isr if r in self.ctx.live_servers]
+                candidates = [r for r in isr if r in self.ctx.live_servers and r not in self.shutting_down]
                 if candidates:
                     new = LeaderAndIsr(candidates[0], lai.leader_epoch + 1, isr, self.ctx.epoch, lai.bucket_epoch + 1)
                 else:  # keep the last leader in the ISR: it is the one that must come back
@@ -377,6 +379,61 @@ class CoordinatorEventProcessor:
                 await self._write_leader(tb, LeaderAndIsr(sid, lai.leader_epoch + 1, lai.isr, self.ctx.epoch,
                                                           lai.bucket_epoch + 1), version, notify=False)
         self.notifier.leader_and_isr(sid, hosted)
+
+    # ------------------------------------------------------------ replication requests from leaders
+
+    async def adjust_isr(self, server_id: int, tb: TableBucket, leader_epoch: int, bucket_epoch: int,
+                         new_isr: list[int]) -> LeaderAndIsr:
+        return await self.submit(self._adjust_isr, server_id, tb, leader_epoch, bucket_epoch, new_isr)
+
+    async def _adjust_isr(self, server_id: int, tb: TableBucket, leader_epoch: int, bucket_epoch: int,
+                          new_isr: list[int]) -> LeaderAndIsr:
+        entry = self.ctx.leaders.get(tb)
+        if entry is None:
+            raise FlussError(f"{tb} does not exist", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+        lai, version = entry
+        if lai.leader != server_id or lai.leader_epoch != leader_epoch:
+            raise FlussError(f"Server {server_id} with leader epoch {leader_epoch} is not the leader of {tb} "
+                             f"(leader {lai.leader}, epoch {lai.leader_epoch})", ErrorCode.FENCED_LEADER_EPOCH_EXCEPTION)
+        if lai.bucket_epoch != bucket_epoch:
+            raise FlussError(f"Stale ISR update for {tb}: bucket epoch {bucket_epoch}, current {lai.bucket_epoch}",
+                             ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
+        replicas = self.ctx.replicas(tb)
+        if server_id not in new_isr or any(r not in replicas for r in new_isr):
+            raise FlussError(f"Invalid ISR {new_isr} for {tb} with replicas {replicas}",
+                             ErrorCode.INELIGIBLE_REPLICA_EXCEPTION)
+        isr = [r for r in replicas if r in new_isr]
+        new = LeaderAndIsr(lai.leader, lai.leader_epoch, isr, self.ctx.epoch, lai.bucket_epoch + 1)
+        await self._write_leader(tb, new, version, notify=False)
+        log.info("ISR of %s changed %s -> %s", tb, lai.isr, isr)
+        return new
+
+    async def controlled_shutdown(self, server_id: int) -> int:
+        return await self.submit(self._controlled_shutdown, server_id)
+
+    async def _controlled_shutdown(self, server_id: int) -> int:
+        """Moves leadership away from a server that is stopping and takes it out of every ISR."""
+        self.shutting_down.add(server_id)
+        remaining = 0
+        for tb in self.ctx.buckets_hosted_by(server_id):
+            lai, version = self.ctx.leaders[tb]
+            isr = [r for r in lai.isr if r != server_id]
+            if lai.leader == server_id:
+                candidates = [r for r in isr if r in self.ctx.live_servers and r not in self.shutting_down]
+                if not candidates:
+                    remaining += 1
+                    continue
+                new = LeaderAndIsr(candidates[0], lai.leader_epoch + 1, isr, self.ctx.epoch, lai.bucket_epoch + 1)
+            elif server_id in lai.isr and isr:
+                new = LeaderAndIsr(lai.leader, lai.leader_epoch, isr, self.ctx.epoch, lai.bucket_epoch + 1)
+            else:
+                continue
+            await self._write_leader(tb, new, version)
+        log.info("controlled shutdown of tablet server %d: %d bucket(s) keep it as leader", server_id, remaining)
+        return remaining
+
+    async def init_writer(self) -> int:
+        return await self._zk(self.zk.next_id, paths.WRITER_ID_SEQ)
 
     async def _write_leader(self, tb: TableBucket, new: LeaderAndIsr, version: int, notify: bool = True) -> None:
         pid = tb.partition_id_or_none_value

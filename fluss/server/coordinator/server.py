@@ -32,7 +32,7 @@ from fluss.server.config import (
 from fluss.server.coordinator.context import CoordinatorContext
 from fluss.server.coordinator.notifier import TabletNotifier
 from fluss.server.coordinator.processor import CoordinatorEventProcessor
-from fluss.server.coordinator.service import AdminServicer
+from fluss.server.coordinator.service import AdminServicer, CoordinatorServicer
 from fluss.server.zk import paths
 from fluss.server.zk.client import ZooKeeperClient
 from fluss.server.zk.data import CoordinatorRegistration, encode
@@ -62,6 +62,7 @@ class CoordinatorServer:
         self.zk.kazoo.add_listener(self._on_zk_state)
         self._grpc = grpc.aio.server(options=SERVER_OPTIONS)
         rpc.add_AdminServiceServicer_to_server(AdminServicer(self), self._grpc)
+        rpc.add_CoordinatorServiceServicer_to_server(CoordinatorServicer(self), self._grpc)
         bind_host, bind_port = self.config.bind_address()
         self._grpc.add_insecure_port(f"{bind_host}:{bind_port}")
         await self._grpc.start()

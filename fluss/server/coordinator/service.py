@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fluss.errors import ErrorCode, FlussError
-from fluss.metadata import DatabaseDescriptor, TableDescriptor, TablePath
+from fluss.metadata import DatabaseDescriptor, TableBucket, TableDescriptor, TablePath
 from fluss.rpc.errors import OK, error_info
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
@@ -163,6 +163,10 @@ class AdminServicer(rpc.AdminServiceServicer):
                                                           buckets=self._bucket_metadata(table_id, pid)))
         return resp
 
+    @_guard(pb.InitWriterResponse)
+    async def InitWriter(self, request, context):
+        return pb.InitWriterResponse(error=OK, writer_id=await self.p.init_writer())
+
     def _bucket_metadata(self, table_id: int, partition_id: int) -> list[pb.BucketMetadataPb]:
         out = []
         for tb in self.p.ctx.buckets_of(table_id, partition_id):
@@ -171,3 +175,35 @@ class AdminServicer(rpc.AdminServiceServicer):
             out.append(pb.BucketMetadataPb(bucket_id=tb.bucket_id, leader_id=leader, leader_epoch=lai.leader_epoch,
                                            replicas=self.p.ctx.replicas(tb), isr=lai.isr))
         return out
+
+
+def _lai_pb(tb: TableBucket, lai) -> pb.LeaderAndIsrPb:
+    return pb.LeaderAndIsrPb(table_id=tb.table_id, partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
+                             leader=lai.leader, leader_epoch=lai.leader_epoch, isr=lai.isr,
+                             bucket_epoch=lai.bucket_epoch)
+
+
+class CoordinatorServicer(rpc.CoordinatorServiceServicer):
+    """Requests from tablet servers: ISR changes, controlled shutdown (KV snapshots later)."""
+
+    def __init__(self, server) -> None:
+        self._server = server
+
+    def is_active(self) -> bool:
+        return self._server.processor is not None
+
+    @property
+    def p(self) -> CoordinatorEventProcessor:
+        return self._server.processor
+
+    @_guard(pb.AdjustIsrResponse)
+    async def AdjustIsr(self, request, context):
+        b = request.bucket
+        tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
+        new = await self.p.adjust_isr(request.server_id, tb, b.leader_epoch, b.bucket_epoch, list(b.isr))
+        return pb.AdjustIsrResponse(error=OK, bucket=_lai_pb(tb, new))
+
+    @_guard(pb.ControlledShutdownResponse)
+    async def ControlledShutdown(self, request, context):
+        remaining = await self.p.controlled_shutdown(request.server_id)
+        return pb.ControlledShutdownResponse(error=OK, remaining_leaders=remaining)

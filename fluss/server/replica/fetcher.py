@@ -3,6 +3,10 @@
 One fetch loop per leader server covers every bucket this server follows from it. The fetch offset a
 follower asks for is its log end offset, which is how the leader learns follower progress and moves the
 high watermark. Fetched batches already carry offsets and are appended as they are.
+
+When a follower starts following a new leader term it first asks the leader where its own latest leader epoch
+ends (OffsetForLeaderEpoch) and truncates its log there, so a divergent tail written under an old leader is
+removed and nothing the new leader has is lost.
 """
 
 from __future__ import annotations
@@ -31,16 +35,22 @@ class ReplicaFetcherManager:
         self.channels = ChannelPool()
         self._buckets: dict[int, set[TableBucket]] = {}
         self._tasks: dict[int, asyncio.Task] = {}
+        self._needs_truncation: set[TableBucket] = set()
+
+    def is_following(self, tb: TableBucket) -> bool:
+        return any(tb in buckets for buckets in self._buckets.values())
 
     def add(self, tb: TableBucket, leader: int) -> None:
         self.remove(tb)
         if leader < 0:
             return
+        self._needs_truncation.add(tb)
         self._buckets.setdefault(leader, set()).add(tb)
         if leader not in self._tasks or self._tasks[leader].done():
             self._tasks[leader] = asyncio.create_task(self._fetch_loop(leader), name=f"fetch-from-{leader}")
 
     def remove(self, tb: TableBucket) -> None:
+        self._needs_truncation.discard(tb)
         for buckets in self._buckets.values():
             buckets.discard(tb)
 
@@ -60,9 +70,40 @@ class ReplicaFetcherManager:
                 await asyncio.sleep(0.5)
         self._tasks.pop(leader, None)
 
+    async def _truncate_to_leader(self, tb: TableBucket, stub) -> None:
+        replica = self.manager.replicas.get(tb)
+        if replica is None:
+            return
+        log_ = replica.log
+        my_epoch = log_.epochs.latest_epoch
+        if my_epoch < 0:
+            self._needs_truncation.discard(tb)
+            return
+        resp = await stub.OffsetForLeaderEpoch(pb.OffsetForLeaderEpochRequest(
+            follower_id=self.manager.server_id, table_id=tb.table_id, partition_id=tb.partition_id_or_none_value,
+            bucket_id=tb.bucket_id, leader_epoch=my_epoch), timeout=10)
+        if resp.error.code:
+            raise RuntimeError(f"OffsetForLeaderEpoch for {tb}: {resp.error.message}")
+        if resp.leader_epoch < 0:
+            target = log_.high_watermark
+        elif resp.leader_epoch < my_epoch:
+            _, my_end = log_.end_offset_for_epoch(resp.leader_epoch)
+            target = min(resp.end_offset, my_end)
+        else:
+            target = resp.end_offset
+        if target < log_.log_end_offset:
+            log.info("follower %d truncates %s from %d to %d (leader epoch %d ends there)",
+                     self.manager.server_id, tb, log_.log_end_offset, target, resp.leader_epoch)
+            await asyncio.to_thread(log_.truncate_to, target)
+        self._needs_truncation.discard(tb)
+
     async def _fetch_once(self, leader: int, stub) -> None:
+        for tb in sorted(self._needs_truncation & self._buckets.get(leader, set())):
+            await self._truncate_to_leader(tb, stub)
         by_table: dict[int, list[TableBucket]] = {}
         for tb in sorted(self._buckets.get(leader, ())):
+            if tb in self._needs_truncation:
+                continue
             if tb in self.manager.replicas:
                 by_table.setdefault(tb.table_id, []).append(tb)
         if not by_table:

@@ -18,6 +18,7 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket, TableInfo
 from fluss.record.log_batch import iter_batches, project_batch
 from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.server.log.tablet import AppendInfo
 from fluss.server.replica.replica import Replica
 
 log = logging.getLogger(__name__)
@@ -34,8 +35,11 @@ class BucketFetch:
 
 
 class ReplicaManager:
-    def __init__(self, server_id: int, data_dir: Path, segment_bytes: int, index_interval_bytes: int) -> None:
+    def __init__(self, server_id: int, data_dir: Path, segment_bytes: int, index_interval_bytes: int,
+                 min_isr: int = 1, max_lag_ms: int = 30_000) -> None:
         self.server_id = server_id
+        self.min_isr = min_isr
+        self.max_lag_ms = max_lag_ms
         self.data_dir = data_dir
         self.segment_bytes = segment_bytes
         self.index_interval_bytes = index_interval_bytes
@@ -101,12 +105,13 @@ class ReplicaManager:
         if b.leader == self.server_id:
             if self.followers:
                 self.followers.remove(tb)
-            replica.make_leader(b.leader_epoch, list(b.replicas), list(b.isr))
+            replica.make_leader(b.leader_epoch, b.bucket_epoch, list(b.replicas), list(b.isr))
             await self._notify_data()
         else:
-            replica.make_follower(b.leader, b.leader_epoch, list(b.replicas), list(b.isr))
-            if self.followers:
+            new_term = replica.make_follower(b.leader, b.leader_epoch, b.bucket_epoch, list(b.replicas), list(b.isr))
+            if self.followers and (new_term or not self.followers.is_following(tb)):
                 self.followers.add(tb, b.leader)
+            await self._notify_data()  # wake acks=all waiters of a former leader
 
     async def stop_replicas(self, req: pb.StopReplicaRequest) -> None:
         self._check_coordinator_epoch(req.coordinator_epoch)
@@ -133,18 +138,20 @@ class ReplicaManager:
 
     # ------------------------------------------------------------ produce
 
-    async def produce(self, table_id: int, bucket: pb.ProduceBucketPb) -> int:
-        """Appends a client's batches to a bucket leader; returns the base offset."""
+    async def produce(self, table_id: int, bucket: pb.ProduceBucketPb, acks: int) -> tuple[Replica, AppendInfo]:
+        """Appends a client's batches to a bucket leader; returns the replica and where the batches are."""
         tb = TableBucket(table_id, bucket.bucket_id, bucket.partition_id)
         replica = self.leader_or_raise(tb)
         self._check_schema(replica, bucket.records)
+        if acks == -1 and len(replica.isr) < self.min_isr:
+            raise FlussError(f"Not enough in-sync replicas for {tb}: ISR {replica.isr} is smaller than "
+                             f"log.replica.min-in-sync-replicas-number ({self.min_isr})",
+                             ErrorCode.NOT_ENOUGH_REPLICAS_EXCEPTION)
         info = await asyncio.to_thread(replica.log.append_as_leader, bucket.records, replica.leader_epoch,
                                        int(time.time() * 1000))
-        if replica.maybe_advance_high_watermark():
-            await self._notify_data()
-        elif self.followers is not None and replica.isr != [self.server_id]:
-            await self._notify_data()  # wake followers' long-polls
-        return info.first_offset
+        replica.maybe_advance_high_watermark()
+        await self._notify_data()  # wakes followers' long-polls and acks=all waiters
+        return replica, info
 
     def _check_schema(self, replica: Replica, records: bytes) -> None:
         for batch in iter_batches(records):
@@ -153,19 +160,25 @@ class ReplicaManager:
                                  f"but the table's schema id is {replica.table.schema_id}",
                                  ErrorCode.SCHEMA_NOT_EXIST)
 
-    async def wait_for_high_watermark(self, replica: Replica, offset: int, timeout_s: float) -> bool:
-        """Waits until the high watermark covers ``offset`` (acks=all); False on timeout."""
+    async def wait_for_high_watermark(self, replica: Replica, offset: int, timeout_s: float) -> None:
+        """Waits until the high watermark covers ``offset`` (acks=all), failing clearly when it cannot."""
         deadline = time.monotonic() + timeout_s
         async with self._data_arrived:
             while replica.log.high_watermark <= offset:
+                if not replica.is_leader:
+                    raise FlussError(f"Tablet server {self.server_id} lost leadership of {replica.bucket} before "
+                                     f"offset {offset} was replicated", ErrorCode.NOT_LEADER_OR_FOLLOWER)
+                if len(replica.isr) < self.min_isr:
+                    raise FlussError(f"Offset {offset} of {replica.bucket} was appended but the ISR {replica.isr} "
+                                     f"shrank below {self.min_isr}", ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND_EXCEPTION)
                 remaining = deadline - time.monotonic()
-                if remaining <= 0 or not replica.is_leader:
-                    return False
+                if remaining <= 0:
+                    raise FlussError(f"Timed out waiting for the in-sync replicas {replica.isr} of {replica.bucket} "
+                                     f"to replicate offset {offset}", ErrorCode.REQUEST_TIME_OUT)
                 try:
-                    await asyncio.wait_for(self._data_arrived.wait(), remaining)
+                    await asyncio.wait_for(self._data_arrived.wait(), min(remaining, 0.5))
                 except TimeoutError:
-                    return replica.log.high_watermark > offset
-        return True
+                    pass
 
     async def _notify_data(self) -> None:
         async with self._data_arrived:
@@ -198,7 +211,7 @@ class ReplicaManager:
             try:
                 replica = self.leader_or_raise(f.bucket)
                 if follower_id >= 0:
-                    hw_moved |= replica.update_follower_leo(follower_id, f.offset)
+                    hw_moved |= replica.update_follower(follower_id, f.offset)
                     upper = None
                 else:
                     upper = replica.log.high_watermark
@@ -235,6 +248,10 @@ class ReplicaManager:
 
     # ------------------------------------------------------------ offsets
 
+    def offset_for_leader_epoch(self, tb: TableBucket, epoch: int) -> tuple[int, int]:
+        replica = self.leader_or_raise(tb)
+        return replica.log.end_offset_for_epoch(epoch)
+
     def list_offset(self, tb: TableBucket, offset_type: int, timestamp: int, follower_id: int) -> int:
         replica = self.leader_or_raise(tb)
         if offset_type == 0:
@@ -245,6 +262,24 @@ class ReplicaManager:
             return min(replica.log.offset_for_timestamp(timestamp), replica.log.high_watermark)
         raise FlussError(f"Unknown offset type {offset_type} (0 earliest, 1 latest, 2 timestamp)",
                          ErrorCode.INVALID_TIMESTAMP_EXCEPTION)
+
+    # ------------------------------------------------------------ ISR maintenance
+
+    async def maintain_isr(self, adjust_isr) -> None:
+        """Proposes ISR changes for every led bucket; ``adjust_isr(replica, isr)`` asks the coordinator."""
+        for replica in list(self.replicas.values()):
+            proposal = replica.propose_isr(self.max_lag_ms)
+            if proposal is None:
+                continue
+            replica.pending_isr = proposal
+            try:
+                result = await adjust_isr(replica, proposal)
+            except Exception as e:  # noqa: BLE001 - try again next round; the coordinator may be failing over
+                log.info("ISR change %s -> %s for %s failed: %s", replica.isr, proposal, replica.bucket, e)
+                replica.pending_isr = None
+                continue
+            replica.isr_changed(result.leader_epoch, result.bucket_epoch, list(result.isr))
+            await self._notify_data()
 
     # ------------------------------------------------------------ housekeeping
 

@@ -1,13 +1,21 @@
-"""A bucket replica on one tablet server: its LogTablet plus leadership state.
+"""A bucket replica on one tablet server: its LogTablet plus leadership and in-sync-replica (ISR) state.
 
-The leader assigns offsets and owns the high watermark: the smallest log end offset among the in-sync
-replicas (followers report theirs through the fetch offset they ask for). Readers never see past it.
+The leader assigns offsets and owns the high watermark: the smallest log end offset (LEO) among the ISR
+(followers report theirs through the offset they fetch from). Readers never see past it.
+
+ISR maintenance follows Kafka's rules. A follower is *caught up* when it fetches from the leader's LEO, or from
+the LEO the leader had at its previous fetch. A follower not caught up for ``max_lag_ms`` is proposed for
+removal; one outside the ISR that reaches the high watermark (and the start of the current leader epoch) is
+proposed for addition. Proposals go to the coordinator (AdjustIsr) one at a time; while one is pending the
+high watermark uses the larger of the two sets, so it never covers a record some recorded ISR member lacks.
 """
 
 from __future__ import annotations
 
 import shutil
 import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 from fluss.config_values import parse_duration_ms, parse_int
@@ -18,6 +26,18 @@ from fluss.server.log.config import LogConfig
 from fluss.server.log.tablet import LogTablet
 
 DEFAULT_TTL = "7d"
+
+
+def now_ms() -> int:
+    return int(time.monotonic() * 1000)
+
+
+@dataclass
+class FollowerProgress:
+    leo: int = 0
+    caught_up_ms: int = 0
+    leader_leo_at_last_fetch: int = 0
+    last_fetch_ms: int = 0
 
 
 class Replica:
@@ -36,55 +56,113 @@ class Replica:
         self.log = LogTablet.open(directory, self.log_config)
         self.leader_id = -1
         self.leader_epoch = -1
+        self.bucket_epoch = -1
+        self.epoch_start_offset = 0
         self.replicas: list[int] = []
         self.isr: list[int] = []
-        self.follower_leo: dict[int, int] = {}
+        self.pending_isr: list[int] | None = None
+        self.followers: dict[int, FollowerProgress] = {}
         self._lock = threading.Lock()
 
     @property
     def is_leader(self) -> bool:
         return self.leader_id == self.local_id
 
-    def make_leader(self, leader_epoch: int, replicas: list[int], isr: list[int]) -> None:
+    def make_leader(self, leader_epoch: int, bucket_epoch: int, replicas: list[int], isr: list[int]) -> None:
         with self._lock:
+            new_term = leader_epoch != self.leader_epoch or not self.is_leader
             self.leader_id = self.local_id
             self.leader_epoch = leader_epoch
+            self.bucket_epoch = bucket_epoch
             self.replicas = list(replicas)
             self.isr = list(isr)
-            self.follower_leo = {r: self.follower_leo.get(r, 0) for r in replicas if r != self.local_id}
+            self.pending_isr = None
+            if new_term:
+                self.epoch_start_offset = self.log.log_end_offset
+                self.log.epochs.assign(leader_epoch, self.epoch_start_offset)
+                start = now_ms()
+                self.followers = {r: FollowerProgress(caught_up_ms=start, last_fetch_ms=start)
+                                  for r in replicas if r != self.local_id}
+            else:
+                for r in replicas:
+                    if r != self.local_id:
+                        self.followers.setdefault(r, FollowerProgress(caught_up_ms=now_ms()))
         self.maybe_advance_high_watermark()
 
-    def make_follower(self, leader_id: int, leader_epoch: int, replicas: list[int], isr: list[int]) -> None:
+    def make_follower(self, leader_id: int, leader_epoch: int, bucket_epoch: int, replicas: list[int],
+                      isr: list[int]) -> bool:
+        """Returns True when this is a new leader term (the follower must check its log against the leader)."""
         with self._lock:
+            new_term = leader_epoch != self.leader_epoch or leader_id != self.leader_id
             self.leader_id = leader_id
             self.leader_epoch = leader_epoch
+            self.bucket_epoch = bucket_epoch
             self.replicas = list(replicas)
             self.isr = list(isr)
-            self.follower_leo = {}
+            self.pending_isr = None
+            self.followers = {}
+            return new_term
 
     def check_leader(self) -> None:
         if not self.is_leader:
             raise FlussError(f"Tablet server {self.local_id} is not the leader of {self.bucket} "
                              f"(leader is {self.leader_id})", ErrorCode.NOT_LEADER_OR_FOLLOWER)
 
-    def update_follower_leo(self, follower_id: int, leo: int) -> bool:
-        """Records a follower's log end offset; returns True if the high watermark moved."""
-        if follower_id not in self.follower_leo:
+    # ------------------------------------------------------------ follower progress and ISR
+
+    def update_follower(self, follower_id: int, fetch_offset: int) -> bool:
+        """Records a follower fetch; returns True if the high watermark moved."""
+        progress = self.followers.get(follower_id)
+        if progress is None:
             raise FlussError(f"Server {follower_id} is not a follower of {self.bucket}",
                              ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        self.follower_leo[follower_id] = leo
+        now = now_ms()
+        leader_leo = self.log.log_end_offset
+        if fetch_offset >= leader_leo:
+            progress.caught_up_ms = now
+        elif fetch_offset >= progress.leader_leo_at_last_fetch:
+            progress.caught_up_ms = max(progress.caught_up_ms, progress.last_fetch_ms)
+        progress.leader_leo_at_last_fetch = leader_leo
+        progress.last_fetch_ms = now
+        progress.leo = fetch_offset
         return self.maybe_advance_high_watermark()
+
+    def maximal_isr(self) -> list[int]:
+        return sorted(set(self.isr) | set(self.pending_isr or ()))
 
     def maybe_advance_high_watermark(self) -> bool:
         if not self.is_leader:
             return False
         leos = [self.log.log_end_offset]
-        leos += [self.follower_leo.get(r, 0) for r in self.isr if r != self.local_id]
+        leos += [self.followers[r].leo if r in self.followers else 0 for r in self.maximal_isr() if r != self.local_id]
         new_hw = min(leos)
         if new_hw > self.log.high_watermark:
             self.log.update_high_watermark(new_hw)
             return True
         return False
+
+    def propose_isr(self, max_lag_ms: int) -> list[int] | None:
+        """The ISR this leader should ask for now (None if it is fine or a change is pending)."""
+        if not self.is_leader or self.pending_isr is not None:
+            return None
+        now = now_ms()
+        hw = self.log.high_watermark
+        keep = [r for r in self.isr
+                if r == self.local_id or (r in self.followers and now - self.followers[r].caught_up_ms <= max_lag_ms)]
+        join = [r for r, p in self.followers.items()
+                if r not in self.isr and p.leo >= max(hw, self.epoch_start_offset) and now - p.last_fetch_ms <= max_lag_ms]
+        proposal = sorted(set(keep) | set(join))
+        if self.local_id not in proposal:
+            proposal.append(self.local_id)
+        return None if sorted(proposal) == sorted(self.isr) else sorted(proposal)
+
+    def isr_changed(self, leader_epoch: int, bucket_epoch: int, isr: list[int]) -> None:
+        with self._lock:
+            if leader_epoch == self.leader_epoch:
+                self.isr = list(isr)
+                self.bucket_epoch = bucket_epoch
+            self.pending_isr = None
+        self.maybe_advance_high_watermark()
 
     def close(self) -> None:
         self.log.close()

@@ -17,6 +17,7 @@ import grpc
 from kazoo.protocol.states import KazooState
 
 from fluss.rpc.channels import SERVER_OPTIONS
+from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.server.config import (
     DATA_DIR,
@@ -24,7 +25,9 @@ from fluss.server.config import (
     LOG_RETENTION_CHECK_INTERVAL,
     LOG_SEGMENT_FILE_SIZE,
     MAX_REQUEST_SIZE,
+    MIN_ISR,
     REPLICA_FETCH_WAIT_MAX_TIME,
+    REPLICA_MAX_LAG_TIME,
     TABLET_SERVER_ID,
     ZOOKEEPER_ADDRESS,
     ZOOKEEPER_PATH_ROOT,
@@ -33,6 +36,7 @@ from fluss.server.config import (
 )
 from fluss.server.replica.fetcher import ReplicaFetcherManager
 from fluss.server.replica.manager import ReplicaManager
+from fluss.server.tablet.coordinator_channel import CoordinatorChannel
 from fluss.server.tablet.service import TabletServicer
 from fluss.server.zk.client import ZooKeeperClient
 
@@ -48,7 +52,9 @@ class TabletServer:
         self.zk = ZooKeeperClient(config.require(ZOOKEEPER_ADDRESS), config.get(ZOOKEEPER_PATH_ROOT),
                                   config.get_duration_ms(ZOOKEEPER_SESSION_TIMEOUT) / 1000)
         self.replicas = ReplicaManager(self.server_id, self.data_dir, config.get_bytes(LOG_SEGMENT_FILE_SIZE),
-                                       config.get_bytes(LOG_INDEX_INTERVAL_SIZE))
+                                       config.get_bytes(LOG_INDEX_INTERVAL_SIZE), config.get_int(MIN_ISR),
+                                       config.get_duration_ms(REPLICA_MAX_LAG_TIME))
+        self.coordinator = CoordinatorChannel(self.zk)
         self._grpc: grpc.aio.Server | None = None
         self._stopped = asyncio.Event()
         self._background: list[asyncio.Task] = []
@@ -72,7 +78,9 @@ class TabletServer:
         await asyncio.to_thread(self.zk.register_tablet_server, self.server_id, self.host, self.port)
         log.info("tablet server %d serving on %s:%d, data in %s", self.server_id, self.host, self.port, self.data_dir)
         self._background.append(asyncio.create_task(self._retention_loop()))
+        self._background.append(asyncio.create_task(self._isr_loop()))
         await self._stopped.wait()
+        await self._controlled_shutdown()
         await self.shutdown()
 
     def _address_of(self, server_id: int) -> str | None:
@@ -87,6 +95,41 @@ class TabletServer:
             if deleted:
                 log.info("retention deleted %d expired segment(s)", deleted)
 
+    async def _isr_loop(self) -> None:
+        interval = max(0.1, self.replicas.max_lag_ms / 2000)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.replicas.maintain_isr(self._adjust_isr)
+            except Exception:  # noqa: BLE001 - keep maintaining
+                log.exception("ISR maintenance failed")
+
+    async def _adjust_isr(self, replica, isr: list[int]):
+        tb = replica.bucket
+        resp = await self.coordinator.call("AdjustIsr", pb.AdjustIsrRequest(server_id=self.server_id, bucket=pb.LeaderAndIsrPb(
+            table_id=tb.table_id, partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
+            leader=self.server_id, leader_epoch=replica.leader_epoch, isr=isr, bucket_epoch=replica.bucket_epoch)))
+        return resp.bucket
+
+    async def _controlled_shutdown(self, timeout_s: float = 10.0) -> None:
+        """Asks the coordinator to move this server's leaderships away before it stops."""
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        while asyncio.get_running_loop().time() < deadline:
+            try:
+                resp = await self.coordinator.call("ControlledShutdown",
+                                                   pb.ControlledShutdownRequest(server_id=self.server_id), 5)
+                if resp.remaining_leaders == 0:
+                    log.info("controlled shutdown of tablet server %d done", self.server_id)
+                    return
+                log.info("controlled shutdown: %d bucket(s) have no other in-sync replica", resp.remaining_leaders)
+                return
+            except Exception as e:  # noqa: BLE001 - the coordinator may be failing over
+                if await asyncio.to_thread(self.zk.get_active_coordinator) is None:
+                    log.info("no active coordinator: stopping without controlled shutdown")
+                    return
+                log.info("controlled shutdown request failed (%s); retrying", e)
+                await asyncio.sleep(0.5)
+
     def _on_zk_state(self, state: str) -> None:
         if state == KazooState.LOST and not self._closing:
             log.error("tablet server %d lost its ZooKeeper session; exiting", self.server_id)
@@ -94,6 +137,7 @@ class TabletServer:
 
     async def shutdown(self) -> None:
         self._closing = True
+        await self.coordinator.close()
         for task in self._background:
             task.cancel()
         if self.replicas.followers:

@@ -37,15 +37,10 @@ class TabletServicer(rpc.TabletServiceServicer):
                 raise FlussError(f"Records for bucket {b.bucket_id} are {len(b.records)} bytes, more than the "
                                  f"server's maximum request size {self.max_request_bytes}",
                                  ErrorCode.RECORD_TOO_LARGE_EXCEPTION)
-            res.base_offset = await self.m.produce(request.table_id, b)
+            replica, info = await self.m.produce(request.table_id, b, request.acks)
+            res.base_offset = info.first_offset
             if request.acks == ACKS_ALL:
-                tb = TableBucket(request.table_id, b.bucket_id, b.partition_id)
-                replica = self.m.replica_or_raise(tb)
-                last = replica.log.log_end_offset - 1
-                timeout = (request.timeout_ms or 30_000) / 1000
-                if not await self.m.wait_for_high_watermark(replica, last, timeout):
-                    raise FlussError(f"Timed out waiting for the in-sync replicas of {tb} to acknowledge offset "
-                                     f"{last}", ErrorCode.REQUEST_TIME_OUT)
+                await self.m.wait_for_high_watermark(replica, info.last_offset, (request.timeout_ms or 30_000) / 1000)
         except Exception as e:  # noqa: BLE001
             res.error.CopyFrom(error_info(e))
         return res
@@ -76,6 +71,14 @@ class TabletServicer(rpc.TabletServiceServicer):
                 res.error.CopyFrom(error_info(e))
             out.append(res)
         return pb.ListOffsetsResponse(buckets=out)
+
+    async def OffsetForLeaderEpoch(self, request, context):
+        try:
+            tb = TableBucket(request.table_id, request.bucket_id, request.partition_id)
+            epoch, end = self.m.offset_for_leader_epoch(tb, request.leader_epoch)
+            return pb.OffsetForLeaderEpochResponse(error=OK, leader_epoch=epoch, end_offset=end)
+        except Exception as e:  # noqa: BLE001
+            return pb.OffsetForLeaderEpochResponse(error=error_info(e))
 
     async def NotifyLeaderAndIsr(self, request, context):
         try:

@@ -11,7 +11,7 @@ describes each node and the JSON stored in it.
     /metadata/databases/{db}/tables/{t}           a table registration {table_id, schema_id, descriptor ...}
     /metadata/databases/{db}/tables/{t}/schemas/{schema_id}   a schema version
     /metadata/databases/{db}/tables/{t}/partitions/{name}     {partition_id, spec}
-    /metadata/table_id_seq, /metadata/partition_id_seq          id counters (versioned compare-and-set)
+    /metadata/table_id_seq, /metadata/partition_id_seq, /metadata/writer_id_seq   id counters (versioned CAS)
     /tabletservers/tables/{table_id}              replica assignment {bucket: [server ids]}
     /tabletservers/tables/{table_id}/buckets/{b}/leader_isr     {leader, leader_epoch, isr, coordinator_epoch, bucket_epoch}
     /tabletservers/partitions/{partition_id}      replica assignment of a partition {table_id, buckets}
@@ -28,6 +28,7 @@ TABLET_SERVER_IDS = "/tabletservers/ids"
 DATABASES = "/metadata/databases"
 TABLE_ID_SEQ = "/metadata/table_id_seq"
 PARTITION_ID_SEQ = "/metadata/partition_id_seq"
+WRITER_ID_SEQ = "/metadata/writer_id_seq"
 TABLE_ASSIGNMENTS = "/tabletservers/tables"
 PARTITION_ASSIGNMENTS = "/tabletservers/partitions"
 
