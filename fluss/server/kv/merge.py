@@ -267,7 +267,7 @@ class VersionedEngine(MergeEngine):
         v_old = old[self.ver_index]
         if v_new is None:
             return new if v_old is None else old
-        if v_old is None or v_new > v_old:
+        if v_old is None or v_new >= v_old:
             return new
         return old
 

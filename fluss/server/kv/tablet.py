@@ -249,8 +249,7 @@ class KvTablet:
             self._st_offsets.extend(offsets)
             self._st_keys.extend(skeys)
             self._st_values.extend(svalues)
-            for off, k, v in zip(offsets, skeys, svalues, strict=True):
-                self._index[k] = (off, v)
+            self._index.update(zip(skeys, zip(offsets, svalues, strict=True), strict=True))
             return changelog
 
     def abort_from(self, log_offset: int) -> None:
