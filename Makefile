@@ -13,7 +13,13 @@ $(APT_STAMP):
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeper
 
-$(STAMP): $(APT_STAMP) requirements.lock pyproject.toml
+# The Flink connector jar (Maven; rebuilt only when its sources or the shared .proto change).
+CONNECTOR_JAR := connector/target/fluss-connector.jar
+$(CONNECTOR_JAR): connector/pom.xml $(shell find connector/src -type f 2>/dev/null) $(wildcard fluss/rpc/proto/*.proto)
+	command -v mvn >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven openjdk-17-jdk-headless)
+	cd connector && mvn -q -B -DskipTests package
+
+$(STAMP): $(APT_STAMP) requirements.lock pyproject.toml | $(CONNECTOR_JAR)
 	test -x $(PY) || python3.11 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.lock
@@ -24,6 +30,7 @@ demo: setup
 	$(PY) examples/demo.py
 
 test: setup
+	cd connector && mvn -q -B test
 	$(PY) -m pytest -q tests
 
 bench: setup

@@ -38,8 +38,10 @@ def _setup_logging() -> None:
 
 def _run_server(kind: str, args: argparse.Namespace) -> int:
     from fluss.server.config import ServerConfig
+    from fluss.server.parent_watch import watch_from_environment
 
     _setup_logging()
+    watch_from_environment()
     config = ServerConfig.load(args.config, _overrides(args.define or []))
     if kind == "coordinator":
         from fluss.server.coordinator.server import CoordinatorServer
@@ -63,7 +65,7 @@ def _cluster(args: argparse.Namespace) -> int:
             print(f"A cluster is already running in {directory} (see `fluss cluster status --dir {directory}`)")
             return 1
         cluster = LocalCluster(tablet_servers=args.tablet_servers, directory=directory, port=args.port,
-                               coordinators=args.coordinators)
+                               coordinators=args.coordinators, stop_with_owner=False)
         cluster.start()
         print(f"Local cluster running in {directory}")
         print(f"bootstrap.servers = {cluster.bootstrap_servers}")

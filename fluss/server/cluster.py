@@ -27,6 +27,7 @@ import yaml
 from fluss.rpc.channels import CHANNEL_OPTIONS
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
+from fluss.server.parent_watch import ENV_VAR
 from fluss.server.zk.local_server import LocalZooKeeper, free_port
 
 DEFAULT_PORT = 9123
@@ -54,6 +55,7 @@ class LocalCluster:
     coordinators: int = 1
     server_config: dict[str, str] = field(default_factory=dict)
     zookeeper_session_timeout: str = "3s"
+    stop_with_owner: bool = True  # processes stop when this Python process dies (False for `fluss cluster start`)
 
     def __post_init__(self) -> None:
         self._own_dir = self.directory is None
@@ -74,7 +76,7 @@ class LocalCluster:
     def start(self, timeout_s: float = 60.0) -> LocalCluster:
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "logs").mkdir(exist_ok=True)
-        self.zookeeper = LocalZooKeeper(self.dir / "zookeeper")
+        self.zookeeper = LocalZooKeeper(self.dir / "zookeeper", owner_pid=os.getpid() if self.stop_with_owner else None)
         self.zookeeper.start()
         try:
             for i in range(self.coordinators):
@@ -234,9 +236,16 @@ class LocalCluster:
             p.process = subprocess.Popen(
                 [sys.executable, "-m", "fluss.cli", command, "--config", str(p.config_path)],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-                env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                env=self._child_environment(),
             )
         p.pid = p.process.pid
+
+    def _child_environment(self) -> dict[str, str]:
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env.pop(ENV_VAR, None)
+        if self.stop_with_owner:
+            env[ENV_VAR] = str(os.getpid())
+        return env
 
     def _save_state(self) -> None:
         state = {

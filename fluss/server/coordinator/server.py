@@ -113,5 +113,8 @@ class CoordinatorServer:
             await self.notifier.close()
         if self._grpc:
             await self._grpc.stop(grace=1)
-        await asyncio.to_thread(self.zk.close)
+        try:
+            await asyncio.wait_for(asyncio.to_thread(self.zk.close), 5)
+        except TimeoutError:
+            log.warning("ZooKeeper client did not close in time")
         log.info("coordinator %d stopped", self.server_id)

@@ -56,7 +56,11 @@ class ReplicaFetcherManager:
 
     async def _fetch_loop(self, leader: int) -> None:
         while self._buckets.get(leader):
-            address = await asyncio.to_thread(self.resolve_address, leader)
+            try:
+                address = await asyncio.to_thread(self.resolve_address, leader)
+            except Exception as e:  # noqa: BLE001 - ZooKeeper reconnecting: try again shortly
+                log.debug("cannot resolve leader %d: %s", leader, e)
+                address = None
             if address is None:
                 await asyncio.sleep(0.5)
                 continue

@@ -234,15 +234,16 @@ class ReplicaManager:
 
     def _read_one(self, replica: Replica, f: BucketFetch, max_bytes: int, upper: int | None,
                   min_one: bool) -> bytes:
+        schema = replica.table.row_schema.to_arrow()
+        if f.projection is not None:
+            for idx in f.projection:
+                if idx < 0 or idx >= len(schema):
+                    raise FlussError(f"Projected column index {idx} is out of range for table "
+                                     f"{replica.table.table_path} with {len(schema)} columns",
+                                     ErrorCode.INVALID_COLUMN_PROJECTION)
         data = replica.log.read(f.offset, max_bytes, max_offset=upper, min_one_batch=min_one).records
         if f.projection is None or not data:
             return bytes(data)
-        schema = replica.table.row_schema.to_arrow()
-        for idx in f.projection:
-            if idx < 0 or idx >= len(schema):
-                raise FlussError(f"Projected column index {idx} is out of range for table "
-                                 f"{replica.table.table_path} with {len(schema)} columns",
-                                 ErrorCode.INVALID_COLUMN_PROJECTION)
         return b"".join(project_batch(b, schema, f.projection, replica.compression, replica.zstd_level)
                         for b in iter_batches(data))
 

@@ -11,6 +11,7 @@ import asyncio
 import logging
 import os
 import signal
+import threading
 from pathlib import Path
 
 import grpc
@@ -59,6 +60,7 @@ class TabletServer:
         self._stopped = asyncio.Event()
         self._background: list[asyncio.Task] = []
         self._closing = False
+        self._session_lost = False
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -80,7 +82,11 @@ class TabletServer:
         self._background.append(asyncio.create_task(self._retention_loop()))
         self._background.append(asyncio.create_task(self._isr_loop()))
         await self._stopped.wait()
-        await self._controlled_shutdown()
+        if self.zk.kazoo.connected:
+            try:
+                await asyncio.wait_for(self._controlled_shutdown(), 12)
+            except Exception:  # noqa: BLE001 - stop anyway; the coordinator will notice the session end
+                log.warning("controlled shutdown did not complete", exc_info=True)
         await self.shutdown()
 
     def _address_of(self, server_id: int) -> str | None:
@@ -131,8 +137,24 @@ class TabletServer:
                 await asyncio.sleep(0.5)
 
     def _on_zk_state(self, state: str) -> None:
+        """After a lost session (e.g. a long pause) kazoo opens a new one: register again on it.
+
+        The coordinator has meanwhile treated this server as gone (moved its leaderships, shrunk ISRs); the new
+        registration makes it send this server its replicas again, which then catch up as followers.
+        """
         if state == KazooState.LOST and not self._closing:
-            log.error("tablet server %d lost its ZooKeeper session; exiting", self.server_id)
+            log.warning("tablet server %d lost its ZooKeeper session; it will register again", self.server_id)
+            self._session_lost = True
+        elif state == KazooState.CONNECTED and self._session_lost and not self._closing:
+            self._session_lost = False
+            threading.Thread(target=self._register_again, name="zk-reregister", daemon=True).start()
+
+    def _register_again(self) -> None:
+        try:
+            self.zk.register_tablet_server(self.server_id, self.host, self.port)
+            log.info("tablet server %d registered again", self.server_id)
+        except Exception:  # noqa: BLE001 - without a registration this server is useless: stop it
+            log.exception("tablet server %d could not register again; exiting", self.server_id)
             os._exit(3)
 
     async def shutdown(self) -> None:
@@ -145,5 +167,8 @@ class TabletServer:
         if self._grpc:
             await self._grpc.stop(grace=1)
         await asyncio.to_thread(self.replicas.close)
-        await asyncio.to_thread(self.zk.close)
+        try:
+            await asyncio.wait_for(asyncio.to_thread(self.zk.close), 5)
+        except TimeoutError:
+            log.warning("ZooKeeper client did not close in time")
         log.info("tablet server %d stopped", self.server_id)

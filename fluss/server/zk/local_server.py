@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import socket
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -35,12 +36,14 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 class LocalZooKeeper:
-    def __init__(self, directory: Path, port: int | None = None, host: str = "127.0.0.1", tick_time_ms: int = 200):
+    def __init__(self, directory: Path, port: int | None = None, host: str = "127.0.0.1", tick_time_ms: int = 200,
+                 owner_pid: int | None = None):
         self.directory = Path(directory)
         self.host = host
         self.port = port or free_port(host)
         self.tick_time_ms = tick_time_ms
         self.process: subprocess.Popen | None = None
+        self.owner_pid = owner_pid  # if set, the JVM runs under a supervisor that stops it when this pid dies
 
     @property
     def address(self) -> str:
@@ -68,9 +71,12 @@ class LocalZooKeeper:
     def start(self, timeout_s: float = 30.0) -> None:
         cfg = self.write_config()
         log = open(self.directory / "zookeeper.log", "ab")  # noqa: SIM115 - owned by the child process
+        command = ["java", "-Xmx256m", "-cp", zookeeper_classpath(), "-Dzookeeper.log.dir=" + str(self.directory),
+                   "org.apache.zookeeper.server.ZooKeeperServerMain", str(cfg)]
+        if self.owner_pid is not None:
+            command = [sys.executable, "-m", "fluss.server.parent_watch", str(self.owner_pid), "--", *command]
         self.process = subprocess.Popen(
-            ["java", "-Xmx256m", "-cp", zookeeper_classpath(), "-Dzookeeper.log.dir=" + str(self.directory),
-             "org.apache.zookeeper.server.ZooKeeperServerMain", str(cfg)],
+            command,
             stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
         )
         log.close()

@@ -1,0 +1,61 @@
+package org.fluss.py.flink;
+
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+
+import java.time.Duration;
+
+/** Option keys of the catalog and the table factory (Fluss's keys, see ../docs/flink-connector.md). */
+public final class FlussOptions {
+    private FlussOptions() {}
+
+    public static final String IDENTIFIER = "fluss";
+
+    public static final ConfigOption<String> BOOTSTRAP_SERVERS = ConfigOptions.key("bootstrap.servers")
+            .stringType().noDefaultValue()
+            .withDescription("Coordinator address(es) host:port[,host:port].");
+
+    public static final ConfigOption<String> DEFAULT_DATABASE = ConfigOptions.key("default-database")
+            .stringType().defaultValue("fluss").withDescription("Default database of the catalog.");
+
+    /** Outside a catalog: which Fluss table a 'connector'='fluss' table is (default: the Flink names). */
+    public static final ConfigOption<String> DATABASE_NAME = ConfigOptions.key("database-name")
+            .stringType().noDefaultValue();
+    public static final ConfigOption<String> TABLE_NAME = ConfigOptions.key("table-name")
+            .stringType().noDefaultValue();
+
+    public static final ConfigOption<String> SCAN_STARTUP_MODE = ConfigOptions.key("scan.startup.mode")
+            .stringType().defaultValue("full")
+            .withDescription("full | earliest | latest | timestamp.");
+
+    public static final ConfigOption<String> SCAN_STARTUP_TIMESTAMP = ConfigOptions.key("scan.startup.timestamp")
+            .stringType().noDefaultValue()
+            .withDescription("Epoch milliseconds or 'yyyy-MM-dd HH:mm:ss' (local time zone) for mode timestamp.");
+
+    public static final ConfigOption<Duration> SCAN_PARTITION_DISCOVERY_INTERVAL =
+            ConfigOptions.key("scan.partition.discovery.interval").durationType()
+                    .defaultValue(Duration.ofMinutes(1));
+
+    public static final ConfigOption<Integer> BUCKET_NUMBER = ConfigOptions.key("bucket.num").intType()
+            .noDefaultValue();
+    public static final ConfigOption<String> BUCKET_KEY = ConfigOptions.key("bucket.key").stringType()
+            .noDefaultValue();
+
+    public static final ConfigOption<String> CLIENT_WRITER_ACKS = ConfigOptions.key("client.writer.acks")
+            .stringType().defaultValue("all");
+    public static final ConfigOption<Integer> CLIENT_WRITER_RETRIES = ConfigOptions.key("client.writer.retries")
+            .intType().defaultValue(Integer.MAX_VALUE);
+    public static final ConfigOption<Boolean> CLIENT_WRITER_IDEMPOTENCE =
+            ConfigOptions.key("client.writer.enable-idempotence").booleanType().defaultValue(true);
+    public static final ConfigOption<String> CLIENT_WRITER_BUCKET_NO_KEY_ASSIGNER =
+            ConfigOptions.key("client.writer.bucket.no-key-assigner").stringType().defaultValue("STICKY");
+    public static final ConfigOption<Boolean> CLIENT_WRITER_DYNAMIC_CREATE_PARTITION =
+            ConfigOptions.key("client.writer.dynamic-create-partition.enabled").booleanType().defaultValue(true);
+    /** Rows per Arrow batch per bucket before it is sent (besides checkpoints and the end of input). */
+    public static final ConfigOption<Integer> SINK_BATCH_ROWS = ConfigOptions.key("sink.buffer-flush.max-rows")
+            .intType().defaultValue(16384);
+    public static final ConfigOption<Integer> CLIENT_SCANNER_FETCH_MAX_BYTES =
+            ConfigOptions.key("client.scanner.log.fetch.max-bytes").intType().defaultValue(16 * 1024 * 1024);
+    public static final ConfigOption<Integer> CLIENT_SCANNER_FETCH_WAIT_MS =
+            ConfigOptions.key("client.scanner.log.fetch.wait-max-time-ms").intType().defaultValue(500);
+}

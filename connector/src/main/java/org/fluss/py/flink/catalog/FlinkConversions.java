@@ -1,0 +1,132 @@
+package org.fluss.py.flink.catalog;
+
+import org.apache.flink.table.api.Schema;
+import org.apache.flink.table.catalog.CatalogTable;
+import org.apache.flink.table.catalog.Column;
+import org.apache.flink.table.catalog.ResolvedCatalogTable;
+import org.apache.flink.table.catalog.ResolvedSchema;
+import org.apache.flink.table.catalog.UniqueConstraint;
+import org.apache.flink.table.catalog.exceptions.CatalogException;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.utils.TypeConversions;
+import org.fluss.py.flink.FlussOptions;
+import org.fluss.py.flink.types.FlussTypes;
+import org.fluss.py.rpc.ColumnPb;
+import org.fluss.py.rpc.SchemaPb;
+import org.fluss.py.rpc.TableDescriptorPb;
+import org.fluss.py.rpc.TableInfoPb;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Flink catalog tables to Fluss table descriptors and back. WITH options: {@code bucket.num} and
+ * {@code bucket.key} become the descriptor's bucket count / keys, {@code table.*} keys become table
+ * properties (read by the servers), every other key except {@code connector} and {@code bootstrap.servers}
+ * is kept as a custom property (client options such as {@code scan.startup.mode} stay with the table).
+ */
+public final class FlinkConversions {
+    private FlinkConversions() {}
+
+    public static TableDescriptorPb toFluss(String tableName, ResolvedCatalogTable table) {
+        ResolvedSchema schema = table.getResolvedSchema();
+        for (Column c : schema.getColumns()) {
+            if (!c.isPhysical()) {
+                throw new CatalogException("Table " + tableName + ": column '" + c.getName() + "' is a computed or "
+                        + "metadata column, which Fluss tables do not support yet");
+            }
+        }
+        if (!schema.getWatermarkSpecs().isEmpty()) {
+            throw new CatalogException("Table " + tableName + ": watermarks are not stored by the Fluss catalog yet;"
+                    + " declare them on a view or with CREATE TEMPORARY TABLE ... LIKE");
+        }
+        SchemaPb.Builder s = SchemaPb.newBuilder();
+        for (Column c : schema.getColumns()) {
+            String type;
+            try {
+                type = FlussTypes.toFluss(c.getDataType().getLogicalType());
+            } catch (IllegalArgumentException e) {
+                throw new CatalogException("Table " + tableName + ", column '" + c.getName() + "': "
+                        + e.getMessage());
+            }
+            ColumnPb.Builder col = ColumnPb.newBuilder().setName(c.getName()).setDataType(type);
+            c.getComment().ifPresent(x -> col.setComment(x).setHasComment(true));
+            s.addColumns(col);
+        }
+        schema.getPrimaryKey().ifPresent(pk -> s.addAllPrimaryKeys(pk.getColumns()));
+        TableDescriptorPb.Builder d = TableDescriptorPb.newBuilder().setSchema(s)
+                .addAllPartitionKeys(table.getPartitionKeys());
+        if (table.getComment() != null && !table.getComment().isEmpty()) {
+            d.setComment(table.getComment()).setHasComment(true);
+        }
+        for (Map.Entry<String, String> e : table.getOptions().entrySet()) {
+            String k = e.getKey();
+            String v = e.getValue();
+            if (k.equals("connector") || k.equals(FlussOptions.BOOTSTRAP_SERVERS.key())) {
+                continue;
+            }
+            if (k.equals(FlussOptions.BUCKET_NUMBER.key())) {
+                try {
+                    d.setBucketCount(Integer.parseInt(v.trim()));
+                } catch (NumberFormatException ex) {
+                    throw new CatalogException("Table " + tableName + ": option 'bucket.num' must be an integer, got '"
+                            + v + "'");
+                }
+            } else if (k.equals(FlussOptions.BUCKET_KEY.key())) {
+                for (String key : v.split(",")) {
+                    d.addBucketKeys(key.trim());
+                }
+            } else if (k.startsWith("table.")) {
+                d.putProperties(k, v);
+            } else {
+                d.putCustomProperties(k, v);
+            }
+        }
+        return d.build();
+    }
+
+    public static RowType rowType(TableInfoPb info) {
+        List<RowType.RowField> fields = new ArrayList<>();
+        for (ColumnPb c : info.getDescriptorPb().getSchema().getColumnsList()) {
+            fields.add(new RowType.RowField(c.getName(), FlussTypes.toFlink(c.getDataType())));
+        }
+        return new RowType(fields);
+    }
+
+    public static CatalogTable toFlink(TableInfoPb info, String bootstrapServers) {
+        TableDescriptorPb d = info.getDescriptorPb();
+        Schema.Builder b = Schema.newBuilder();
+        for (ColumnPb c : d.getSchema().getColumnsList()) {
+            LogicalType t = FlussTypes.toFlink(c.getDataType());
+            b.column(c.getName(), TypeConversions.fromLogicalToDataType(t));
+            if (c.getHasComment()) {
+                b.withComment(c.getComment());
+            }
+        }
+        List<String> pk = d.getSchema().getPrimaryKeysList();
+        if (!pk.isEmpty()) {
+            b.primaryKeyNamed("PK_" + String.join("_", pk), pk);
+        }
+        Map<String, String> options = new HashMap<>(d.getCustomPropertiesMap());
+        options.putAll(d.getPropertiesMap());
+        options.put(FlussOptions.BUCKET_NUMBER.key(), String.valueOf(d.getBucketCount()));
+        if (!d.getBucketKeysList().isEmpty()) {
+            options.put(FlussOptions.BUCKET_KEY.key(), String.join(",", d.getBucketKeysList()));
+        }
+        options.put(FlussOptions.BOOTSTRAP_SERVERS.key(), bootstrapServers);
+        return CatalogTable.newBuilder()
+                .schema(b.build())
+                .comment(d.getHasComment() ? d.getComment() : "")
+                .partitionKeys(new ArrayList<>(d.getPartitionKeysList()))
+                .options(options)
+                .build();
+    }
+
+    static List<String> primaryKey(ResolvedSchema schema) {
+        return schema.getPrimaryKey().map(UniqueConstraint::getColumns).orElse(Arrays.asList());
+    }
+}

@@ -1,0 +1,402 @@
+package org.fluss.py.flink.catalog;
+
+import org.apache.flink.table.catalog.AbstractCatalog;
+import org.apache.flink.table.catalog.CatalogBaseTable;
+import org.apache.flink.table.catalog.CatalogDatabase;
+import org.apache.flink.table.catalog.CatalogDatabaseImpl;
+import org.apache.flink.table.catalog.CatalogFunction;
+import org.apache.flink.table.catalog.CatalogPartition;
+import org.apache.flink.table.catalog.CatalogPartitionImpl;
+import org.apache.flink.table.catalog.CatalogPartitionSpec;
+import org.apache.flink.table.catalog.ObjectPath;
+import org.apache.flink.table.catalog.ResolvedCatalogTable;
+import org.apache.flink.table.catalog.exceptions.CatalogException;
+import org.apache.flink.table.catalog.exceptions.DatabaseAlreadyExistException;
+import org.apache.flink.table.catalog.exceptions.DatabaseNotEmptyException;
+import org.apache.flink.table.catalog.exceptions.DatabaseNotExistException;
+import org.apache.flink.table.catalog.exceptions.FunctionNotExistException;
+import org.apache.flink.table.catalog.exceptions.PartitionAlreadyExistsException;
+import org.apache.flink.table.catalog.exceptions.PartitionNotExistException;
+import org.apache.flink.table.catalog.exceptions.TableAlreadyExistException;
+import org.apache.flink.table.catalog.exceptions.TableNotExistException;
+import org.apache.flink.table.catalog.exceptions.TableNotPartitionedException;
+import org.apache.flink.table.catalog.stats.CatalogColumnStatistics;
+import org.apache.flink.table.catalog.stats.CatalogTableStatistics;
+import org.apache.flink.table.expressions.Expression;
+import org.apache.flink.table.factories.Factory;
+import org.fluss.py.flink.client.FlussClient;
+import org.fluss.py.flink.client.FlussRpcException;
+import org.fluss.py.flink.client.TablePath;
+import org.fluss.py.flink.table.FlussDynamicTableFactory;
+import org.fluss.py.rpc.CreateDatabaseRequest;
+import org.fluss.py.rpc.CreatePartitionRequest;
+import org.fluss.py.rpc.CreateTableRequest;
+import org.fluss.py.rpc.DatabaseDescriptorPb;
+import org.fluss.py.rpc.DatabaseExistsRequest;
+import org.fluss.py.rpc.DropDatabaseRequest;
+import org.fluss.py.rpc.DropPartitionRequest;
+import org.fluss.py.rpc.DropTableRequest;
+import org.fluss.py.rpc.GetDatabaseInfoRequest;
+import org.fluss.py.rpc.GetDatabaseInfoResponse;
+import org.fluss.py.rpc.ListDatabasesRequest;
+import org.fluss.py.rpc.ListPartitionInfosRequest;
+import org.fluss.py.rpc.ListPartitionInfosResponse;
+import org.fluss.py.rpc.ListTablesRequest;
+import org.fluss.py.rpc.ListTablesResponse;
+import org.fluss.py.rpc.PartitionInfoPb;
+import org.fluss.py.rpc.TableExistsRequest;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The Flink catalog of a Fluss cluster ({@code CREATE CATALOG c WITH ('type'='fluss', 'bootstrap.servers'=...)}):
+ * Fluss databases and tables are Flink databases and tables; tables are read and written through
+ * {@link FlussDynamicTableFactory}. Every call is an AdminService RPC to the coordinator; Fluss error codes
+ * become the matching Flink catalog exceptions.
+ */
+public class FlussCatalog extends AbstractCatalog {
+    private final String bootstrapServers;
+    private FlussClient client;
+
+    public FlussCatalog(String name, String defaultDatabase, String bootstrapServers) {
+        super(name, defaultDatabase);
+        this.bootstrapServers = bootstrapServers;
+    }
+
+    @Override
+    public Optional<Factory> getFactory() {
+        return Optional.of(new FlussDynamicTableFactory());
+    }
+
+    @Override
+    public void open() throws CatalogException {
+        client = new FlussClient(bootstrapServers);
+    }
+
+    @Override
+    public void close() throws CatalogException {
+        if (client != null) {
+            client.close();
+            client = null;
+        }
+    }
+
+    private FlussClient client() {
+        if (client == null) {
+            open();
+        }
+        return client;
+    }
+
+    private static TablePath path(ObjectPath p) {
+        return new TablePath(p.getDatabaseName(), p.getObjectName());
+    }
+
+    private <T> T rpc(java.util.function.Supplier<T> call, String what) {
+        try {
+            return FlussClient.call(call, what);
+        } catch (FlussRpcException e) {
+            throw new CatalogException(e.getMessage(), e);
+        }
+    }
+
+    // ------------------------------------------------------------------ databases
+
+    @Override
+    public List<String> listDatabases() {
+        return rpc(() -> client().admin().listDatabases(ListDatabasesRequest.getDefaultInstance()),
+                "ListDatabases").getDatabaseNamesList();
+    }
+
+    @Override
+    public CatalogDatabase getDatabase(String name) throws DatabaseNotExistException {
+        GetDatabaseInfoResponse r = rpc(() -> client().admin().getDatabaseInfo(
+                GetDatabaseInfoRequest.newBuilder().setDatabaseName(name).build()), "GetDatabaseInfo");
+        if (r.getError().getCode() == FlussRpcException.DATABASE_NOT_EXIST) {
+            throw new DatabaseNotExistException(getName(), name);
+        }
+        check(r.getError(), "Database " + name);
+        DatabaseDescriptorPb d = r.getDatabaseInfo().getDescriptorPb();
+        return new CatalogDatabaseImpl(new HashMap<>(d.getCustomPropertiesMap()),
+                d.getHasComment() ? d.getComment() : null);
+    }
+
+    @Override
+    public boolean databaseExists(String name) {
+        return rpc(() -> client().admin().databaseExists(DatabaseExistsRequest.newBuilder().setDatabaseName(name)
+                .build()), "DatabaseExists").getExists();
+    }
+
+    @Override
+    public void createDatabase(String name, CatalogDatabase db, boolean ignoreIfExists)
+            throws DatabaseAlreadyExistException {
+        DatabaseDescriptorPb.Builder d = DatabaseDescriptorPb.newBuilder();
+        if (db != null) {
+            d.putAllCustomProperties(db.getProperties());
+            if (db.getComment() != null && !db.getComment().isEmpty()) {
+                d.setComment(db.getComment()).setHasComment(true);
+            }
+        }
+        var r = rpc(() -> client().admin().createDatabase(CreateDatabaseRequest.newBuilder().setDatabaseName(name)
+                .setDescriptorPb(d).setIgnoreIfExists(ignoreIfExists).build()), "CreateDatabase");
+        if (r.getError().getCode() == FlussRpcException.DATABASE_ALREADY_EXIST) {
+            throw new DatabaseAlreadyExistException(getName(), name);
+        }
+        check(r.getError(), "Create database " + name);
+    }
+
+    @Override
+    public void dropDatabase(String name, boolean ignoreIfNotExists, boolean cascade)
+            throws DatabaseNotExistException, DatabaseNotEmptyException {
+        var r = rpc(() -> client().admin().dropDatabase(DropDatabaseRequest.newBuilder().setDatabaseName(name)
+                .setIgnoreIfNotExists(ignoreIfNotExists).setCascade(cascade).build()), "DropDatabase");
+        if (r.getError().getCode() == FlussRpcException.DATABASE_NOT_EXIST) {
+            throw new DatabaseNotExistException(getName(), name);
+        }
+        if (r.getError().getCode() == FlussRpcException.DATABASE_NOT_EMPTY) {
+            throw new DatabaseNotEmptyException(getName(), name);
+        }
+        check(r.getError(), "Drop database " + name);
+    }
+
+    @Override
+    public void alterDatabase(String name, CatalogDatabase db, boolean ignoreIfNotExists) {
+        throw new UnsupportedOperationException("ALTER DATABASE is not supported by the Fluss catalog");
+    }
+
+    // ------------------------------------------------------------------ tables
+
+    @Override
+    public List<String> listTables(String database) throws DatabaseNotExistException {
+        ListTablesResponse r = rpc(() -> client().admin().listTables(ListTablesRequest.newBuilder()
+                .setDatabaseName(database).build()), "ListTables");
+        if (r.getError().getCode() == FlussRpcException.DATABASE_NOT_EXIST) {
+            throw new DatabaseNotExistException(getName(), database);
+        }
+        check(r.getError(), "List tables of " + database);
+        return r.getTableNamesList();
+    }
+
+    @Override
+    public List<String> listViews(String database) {
+        return Collections.emptyList();
+    }
+
+    @Override
+    public CatalogBaseTable getTable(ObjectPath p) throws TableNotExistException {
+        try {
+            return FlinkConversions.toFlink(client().tableInfo(path(p)), bootstrapServers);
+        } catch (FlussRpcException e) {
+            if (e.code() == FlussRpcException.TABLE_NOT_EXIST || e.code() == FlussRpcException.DATABASE_NOT_EXIST) {
+                throw new TableNotExistException(getName(), p);
+            }
+            throw new CatalogException(e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public boolean tableExists(ObjectPath p) {
+        return rpc(() -> client().admin().tableExists(TableExistsRequest.newBuilder().setTablePath(path(p).toPb())
+                .build()), "TableExists").getExists();
+    }
+
+    @Override
+    public void dropTable(ObjectPath p, boolean ignoreIfNotExists) throws TableNotExistException {
+        var r = rpc(() -> client().admin().dropTable(DropTableRequest.newBuilder().setTablePath(path(p).toPb())
+                .setIgnoreIfNotExists(ignoreIfNotExists).build()), "DropTable");
+        if (r.getError().getCode() == FlussRpcException.TABLE_NOT_EXIST) {
+            throw new TableNotExistException(getName(), p);
+        }
+        check(r.getError(), "Drop table " + p.getFullName());
+    }
+
+    @Override
+    public void renameTable(ObjectPath p, String newName, boolean ignoreIfNotExists) {
+        throw new UnsupportedOperationException("Fluss tables cannot be renamed");
+    }
+
+    @Override
+    public void createTable(ObjectPath p, CatalogBaseTable table, boolean ignoreIfExists)
+            throws TableAlreadyExistException, DatabaseNotExistException {
+        if (!(table instanceof ResolvedCatalogTable)) {
+            throw new CatalogException("Only tables can be created in the Fluss catalog, not views (" + p + ")");
+        }
+        var d = FlinkConversions.toFluss(p.getFullName(), (ResolvedCatalogTable) table);
+        var r = rpc(() -> client().admin().createTable(CreateTableRequest.newBuilder().setTablePath(path(p).toPb())
+                .setDescriptorPb(d).setIgnoreIfExists(ignoreIfExists).build()), "CreateTable");
+        int code = r.getError().getCode();
+        if (code == FlussRpcException.TABLE_ALREADY_EXIST) {
+            throw new TableAlreadyExistException(getName(), p);
+        }
+        if (code == FlussRpcException.DATABASE_NOT_EXIST) {
+            throw new DatabaseNotExistException(getName(), p.getDatabaseName());
+        }
+        check(r.getError(), "Create table " + p.getFullName());
+    }
+
+    @Override
+    public void alterTable(ObjectPath p, CatalogBaseTable newTable, boolean ignoreIfNotExists) {
+        throw new UnsupportedOperationException("ALTER TABLE is not supported by the Fluss catalog yet");
+    }
+
+    // ------------------------------------------------------------------ partitions
+
+    private static Map<String, String> spec(CatalogPartitionSpec s) {
+        return s == null ? Collections.emptyMap() : s.getPartitionSpec();
+    }
+
+    @Override
+    public List<CatalogPartitionSpec> listPartitions(ObjectPath p)
+            throws TableNotExistException, TableNotPartitionedException {
+        return listPartitions(p, null);
+    }
+
+    @Override
+    public List<CatalogPartitionSpec> listPartitions(ObjectPath p, CatalogPartitionSpec filter)
+            throws TableNotExistException, TableNotPartitionedException {
+        ListPartitionInfosResponse r = rpc(() -> client().admin().listPartitionInfos(ListPartitionInfosRequest
+                .newBuilder().setTablePath(path(p).toPb()).putAllPartitionSpec(spec(filter)).build()),
+                "ListPartitionInfos");
+        int code = r.getError().getCode();
+        if (code == FlussRpcException.TABLE_NOT_EXIST) {
+            throw new TableNotExistException(getName(), p);
+        }
+        if (code == 37) {
+            throw new TableNotPartitionedException(getName(), p);
+        }
+        check(r.getError(), "Partitions of " + p.getFullName());
+        List<CatalogPartitionSpec> out = new ArrayList<>();
+        for (PartitionInfoPb info : r.getPartitionsList()) {
+            out.add(new CatalogPartitionSpec(new HashMap<>(info.getPartitionSpecMap())));
+        }
+        return out;
+    }
+
+    @Override
+    public List<CatalogPartitionSpec> listPartitionsByFilter(ObjectPath p, List<Expression> filters) {
+        throw new UnsupportedOperationException("listPartitionsByFilter");
+    }
+
+    @Override
+    public CatalogPartition getPartition(ObjectPath p, CatalogPartitionSpec s) throws PartitionNotExistException {
+        if (!partitionExists(p, s)) {
+            throw new PartitionNotExistException(getName(), p, s);
+        }
+        return new CatalogPartitionImpl(Collections.emptyMap(), null);
+    }
+
+    @Override
+    public boolean partitionExists(ObjectPath p, CatalogPartitionSpec s) {
+        try {
+            return listPartitions(p, s).stream().anyMatch(x -> x.equals(s));
+        } catch (TableNotExistException | TableNotPartitionedException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public void createPartition(ObjectPath p, CatalogPartitionSpec s, CatalogPartition partition,
+                                boolean ignoreIfExists) throws PartitionAlreadyExistsException {
+        var r = rpc(() -> client().admin().createPartition(CreatePartitionRequest.newBuilder()
+                .setTablePath(path(p).toPb()).putAllPartitionSpec(spec(s)).setIgnoreIfExists(ignoreIfExists)
+                .build()), "CreatePartition");
+        if (r.getError().getCode() == FlussRpcException.PARTITION_ALREADY_EXISTS) {
+            throw new PartitionAlreadyExistsException(getName(), p, s);
+        }
+        check(r.getError(), "Create partition " + s + " of " + p.getFullName());
+    }
+
+    @Override
+    public void dropPartition(ObjectPath p, CatalogPartitionSpec s, boolean ignoreIfNotExists)
+            throws PartitionNotExistException {
+        var r = rpc(() -> client().admin().dropPartition(DropPartitionRequest.newBuilder()
+                .setTablePath(path(p).toPb()).putAllPartitionSpec(spec(s)).setIgnoreIfNotExists(ignoreIfNotExists)
+                .build()), "DropPartition");
+        if (r.getError().getCode() == FlussRpcException.PARTITION_NOT_EXISTS) {
+            throw new PartitionNotExistException(getName(), p, s);
+        }
+        check(r.getError(), "Drop partition " + s + " of " + p.getFullName());
+    }
+
+    @Override
+    public void alterPartition(ObjectPath p, CatalogPartitionSpec s, CatalogPartition n, boolean ignore) {
+        throw new UnsupportedOperationException("ALTER PARTITION is not supported by the Fluss catalog");
+    }
+
+    // ------------------------------------------------------------------ functions and statistics (none)
+
+    @Override
+    public List<String> listFunctions(String database) {
+        return Collections.emptyList();
+    }
+
+    @Override
+    public CatalogFunction getFunction(ObjectPath p) throws FunctionNotExistException {
+        throw new FunctionNotExistException(getName(), p);
+    }
+
+    @Override
+    public boolean functionExists(ObjectPath p) {
+        return false;
+    }
+
+    @Override
+    public void createFunction(ObjectPath p, CatalogFunction f, boolean ignoreIfExists) {
+        throw new UnsupportedOperationException("The Fluss catalog does not store functions");
+    }
+
+    @Override
+    public void alterFunction(ObjectPath p, CatalogFunction f, boolean ignoreIfNotExists) {
+        throw new UnsupportedOperationException("The Fluss catalog does not store functions");
+    }
+
+    @Override
+    public void dropFunction(ObjectPath p, boolean ignoreIfNotExists) {
+        throw new UnsupportedOperationException("The Fluss catalog does not store functions");
+    }
+
+    @Override
+    public CatalogTableStatistics getTableStatistics(ObjectPath p) {
+        return CatalogTableStatistics.UNKNOWN;
+    }
+
+    @Override
+    public CatalogColumnStatistics getTableColumnStatistics(ObjectPath p) {
+        return CatalogColumnStatistics.UNKNOWN;
+    }
+
+    @Override
+    public CatalogTableStatistics getPartitionStatistics(ObjectPath p, CatalogPartitionSpec s) {
+        return CatalogTableStatistics.UNKNOWN;
+    }
+
+    @Override
+    public CatalogColumnStatistics getPartitionColumnStatistics(ObjectPath p, CatalogPartitionSpec s) {
+        return CatalogColumnStatistics.UNKNOWN;
+    }
+
+    @Override
+    public void alterTableStatistics(ObjectPath p, CatalogTableStatistics s, boolean ignore) {}
+
+    @Override
+    public void alterTableColumnStatistics(ObjectPath p, CatalogColumnStatistics s, boolean ignore) {}
+
+    @Override
+    public void alterPartitionStatistics(ObjectPath p, CatalogPartitionSpec ps, CatalogTableStatistics s,
+                                         boolean ignore) {}
+
+    @Override
+    public void alterPartitionColumnStatistics(ObjectPath p, CatalogPartitionSpec ps, CatalogColumnStatistics s,
+                                               boolean ignore) {}
+
+    private static void check(org.fluss.py.rpc.ErrorInfo e, String what) {
+        if (e.getCode() != 0) {
+            throw new CatalogException(what + ": " + e.getMessage() + " (Fluss error code " + e.getCode() + ")");
+        }
+    }
+}

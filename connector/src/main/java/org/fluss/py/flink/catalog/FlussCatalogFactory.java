@@ -1,0 +1,35 @@
+package org.fluss.py.flink.catalog;
+
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.table.catalog.Catalog;
+import org.apache.flink.table.factories.CatalogFactory;
+import org.apache.flink.table.factories.FactoryUtil;
+import org.fluss.py.flink.FlussOptions;
+
+import java.util.Set;
+
+/** {@code CREATE CATALOG c WITH ('type'='fluss', 'bootstrap.servers'='host:port', 'default-database'='fluss')}. */
+public class FlussCatalogFactory implements CatalogFactory {
+    @Override
+    public String factoryIdentifier() {
+        return FlussOptions.IDENTIFIER;
+    }
+
+    @Override
+    public Set<ConfigOption<?>> requiredOptions() {
+        return Set.of(FlussOptions.BOOTSTRAP_SERVERS);
+    }
+
+    @Override
+    public Set<ConfigOption<?>> optionalOptions() {
+        return Set.of(FlussOptions.DEFAULT_DATABASE);
+    }
+
+    @Override
+    public Catalog createCatalog(Context context) {
+        FactoryUtil.CatalogFactoryHelper helper = FactoryUtil.createCatalogFactoryHelper(this, context);
+        helper.validateExcept("client.");
+        return new FlussCatalog(context.getName(), helper.getOptions().get(FlussOptions.DEFAULT_DATABASE),
+                helper.getOptions().get(FlussOptions.BOOTSTRAP_SERVERS));
+    }
+}

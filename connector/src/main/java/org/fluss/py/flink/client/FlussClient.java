@@ -1,0 +1,270 @@
+package org.fluss.py.flink.client;
+
+import io.grpc.ManagedChannel;
+import io.grpc.StatusRuntimeException;
+import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import org.fluss.py.rpc.AdminServiceGrpc;
+import org.fluss.py.rpc.BucketMetadataPb;
+import org.fluss.py.rpc.GetMetadataRequest;
+import org.fluss.py.rpc.GetMetadataResponse;
+import org.fluss.py.rpc.GetTableInfoRequest;
+import org.fluss.py.rpc.GetTableInfoResponse;
+import org.fluss.py.rpc.ListOffsetsRequest;
+import org.fluss.py.rpc.ListOffsetsResponse;
+import org.fluss.py.rpc.ListOffsetsBucketResultPb;
+import org.fluss.py.rpc.PartitionMetadataPb;
+import org.fluss.py.rpc.ServerNodePb;
+import org.fluss.py.rpc.TableInfoPb;
+import org.fluss.py.rpc.TableMetadataPb;
+import org.fluss.py.rpc.TabletServiceGrpc;
+
+import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The connector's RPC client: one gRPC channel to the coordinator (from {@code bootstrap.servers}) and one
+ * per tablet server, plus a cache of bucket leaders from {@code GetMetadata}. Reads and writes go to the
+ * bucket leader; a caller that sees a retriable error calls {@link #invalidate} and asks again.
+ *
+ * Channels are built with the Netty builder directly (no ServiceLoader lookup inside a shaded jar) and are
+ * shut down on {@link #close()}, so no gRPC thread outlives a job's class loader.
+ */
+public final class FlussClient implements AutoCloseable {
+    public static final int OFFSET_EARLIEST = 0;
+    public static final int OFFSET_LATEST = 1;
+    public static final int OFFSET_TIMESTAMP = 2;
+
+    private final List<InetSocketAddress> bootstrap = new ArrayList<>();
+    private final long timeoutMs;
+    private ManagedChannel coordinator;
+    private final Map<Integer, ManagedChannel> tablets = new ConcurrentHashMap<>();
+    private final Map<Integer, ServerNodePb> nodes = new ConcurrentHashMap<>();
+    /** (tableId, partitionId) -> bucket -> leader server id */
+    private final Map<String, Map<Integer, Integer>> leaders = new ConcurrentHashMap<>();
+
+    public FlussClient(String bootstrapServers) {
+        this(bootstrapServers, 30_000L);
+    }
+
+    public FlussClient(String bootstrapServers, long timeoutMs) {
+        if (bootstrapServers == null || bootstrapServers.isBlank()) {
+            throw new IllegalArgumentException("Option 'bootstrap.servers' is required (host:port[,host:port])");
+        }
+        for (String s : bootstrapServers.split(",")) {
+            String hp = s.trim();
+            int colon = hp.lastIndexOf(':');
+            if (colon <= 0) {
+                throw new IllegalArgumentException("Malformed 'bootstrap.servers' entry '" + hp + "': use host:port");
+            }
+            bootstrap.add(InetSocketAddress.createUnresolved(hp.substring(0, colon),
+                    Integer.parseInt(hp.substring(colon + 1))));
+        }
+        this.timeoutMs = timeoutMs;
+    }
+
+    private static ManagedChannel channel(String host, int port) {
+        return NettyChannelBuilder.forAddress(new InetSocketAddress(host, port))
+                .usePlaintext()
+                .maxInboundMessageSize(256 * 1024 * 1024)
+                .build();
+    }
+
+    private synchronized ManagedChannel coordinatorChannel() {
+        if (coordinator == null) {
+            InetSocketAddress a = bootstrap.get(0);
+            coordinator = channel(a.getHostString(), a.getPort());
+        }
+        return coordinator;
+    }
+
+    public AdminServiceGrpc.AdminServiceBlockingStub admin() {
+        return AdminServiceGrpc.newBlockingStub(coordinatorChannel()).withDeadlineAfter(timeoutMs,
+                TimeUnit.MILLISECONDS);
+    }
+
+    private ManagedChannel tabletChannel(int serverId) {
+        return tablets.computeIfAbsent(serverId, id -> {
+            ServerNodePb node = nodes.get(id);
+            if (node == null) {
+                throw new FlussRpcException(FlussRpcException.NETWORK_EXCEPTION, "Unknown tablet server " + id);
+            }
+            return channel(node.getHost(), node.getPort());
+        });
+    }
+
+    public TabletServiceGrpc.TabletServiceBlockingStub tablet(int serverId) {
+        return TabletServiceGrpc.newBlockingStub(tabletChannel(serverId)).withDeadlineAfter(timeoutMs,
+                TimeUnit.MILLISECONDS);
+    }
+
+    public TabletServiceGrpc.TabletServiceFutureStub tabletAsync(int serverId) {
+        return TabletServiceGrpc.newFutureStub(tabletChannel(serverId)).withDeadlineAfter(timeoutMs,
+                TimeUnit.MILLISECONDS);
+    }
+
+    public TableInfoPb tableInfo(TablePath path) {
+        GetTableInfoResponse r = call(() -> admin().getTableInfo(
+                GetTableInfoRequest.newBuilder().setTablePath(path.toPb()).build()), "GetTableInfo " + path);
+        FlussRpcException.check(r.getError(), "Table " + path);
+        return r.getTableInfo();
+    }
+
+    /** Refreshes leaders of a table (non-partitioned) and of the given partitions. */
+    public void updateMetadata(TablePath path, List<Long> partitionIds) {
+        GetMetadataRequest.Builder req = GetMetadataRequest.newBuilder();
+        if (path != null) {
+            req.addTablePaths(path.toPb());
+        }
+        if (partitionIds != null) {
+            req.addAllPartitionIds(partitionIds);
+        }
+        GetMetadataResponse r = call(() -> admin().getMetadata(req.build()), "GetMetadata " + path);
+        FlussRpcException.check(r.getError(), "Metadata of " + path);
+        for (ServerNodePb n : r.getTabletServersList()) {
+            ServerNodePb old = nodes.put(n.getId(), n);
+            if (old != null && (!old.getHost().equals(n.getHost()) || old.getPort() != n.getPort())) {
+                ManagedChannel c = tablets.remove(n.getId());
+                if (c != null) {
+                    c.shutdown();
+                }
+            }
+        }
+        for (TableMetadataPb t : r.getTablesList()) {
+            putLeaders(t.getTableInfo().getTableId(), TableBucket.NO_PARTITION, t.getBucketsList());
+        }
+        for (PartitionMetadataPb p : r.getPartitionsList()) {
+            putLeaders(p.getTableId(), p.getPartitionId(), p.getBucketsList());
+        }
+    }
+
+    private void putLeaders(long tableId, long partitionId, List<BucketMetadataPb> buckets) {
+        Map<Integer, Integer> m = new HashMap<>();
+        for (BucketMetadataPb b : buckets) {
+            m.put(b.getBucketId(), b.getLeaderId());
+        }
+        leaders.put(tableId + "/" + partitionId, m);
+    }
+
+    /** Leader server id of a bucket, refreshing metadata once if unknown; -1 if there is no leader. */
+    public int leader(TablePath path, TableBucket tb) {
+        Map<Integer, Integer> m = leaders.get(tb.tableId + "/" + tb.partitionId);
+        Integer id = m == null ? null : m.get(tb.bucket);
+        if (id == null || id < 0) {
+            updateMetadata(tb.partitionId == TableBucket.NO_PARTITION ? path : null,
+                    tb.partitionId == TableBucket.NO_PARTITION ? null : List.of(tb.partitionId));
+            m = leaders.get(tb.tableId + "/" + tb.partitionId);
+            id = m == null ? null : m.get(tb.bucket);
+        }
+        return id == null ? -1 : id;
+    }
+
+    public void invalidate(TableBucket tb) {
+        leaders.remove(tb.tableId + "/" + tb.partitionId);
+    }
+
+    /**
+     * Offsets of buckets: {@link #OFFSET_EARLIEST}, {@link #OFFSET_LATEST} (the high watermark) or
+     * {@link #OFFSET_TIMESTAMP} (first offset whose commit timestamp is at or after {@code timestamp}).
+     */
+    public Map<TableBucket, Long> listOffsets(TablePath path, List<TableBucket> buckets, int type, long timestamp) {
+        Map<TableBucket, Long> out = new HashMap<>();
+        List<TableBucket> todo = new ArrayList<>(buckets);
+        for (int attempt = 0; !todo.isEmpty(); attempt++) {
+            Map<String, List<TableBucket>> groups = new HashMap<>();
+            for (TableBucket tb : todo) {
+                int leader = leader(path, tb);
+                groups.computeIfAbsent(leader + "/" + tb.partitionId, k -> new ArrayList<>()).add(tb);
+            }
+            List<TableBucket> retry = new ArrayList<>();
+            FlussRpcException last = null;
+            for (List<TableBucket> g : groups.values()) {
+                TableBucket first = g.get(0);
+                int leader = leader(path, first);
+                ListOffsetsRequest.Builder req = ListOffsetsRequest.newBuilder().setFollowerId(-1)
+                        .setOffsetType(type).setTimestamp(timestamp).setTableId(first.tableId)
+                        .setPartitionId(first.partitionId);
+                Map<Integer, TableBucket> byId = new HashMap<>();
+                for (TableBucket tb : g) {
+                    req.addBucketIds(tb.bucket);
+                    byId.put(tb.bucket, tb);
+                }
+                try {
+                    if (leader < 0) {
+                        throw new FlussRpcException(44, "No leader for " + first + " of " + path);
+                    }
+                    ListOffsetsResponse r = call(() -> tablet(leader).listOffsets(req.build()), "ListOffsets");
+                    for (ListOffsetsBucketResultPb b : r.getBucketsList()) {
+                        TableBucket tb = byId.get(b.getBucketId());
+                        if (b.getError().getCode() == 0) {
+                            out.put(tb, b.getOffset());
+                        } else if (FlussRpcException.isRetriable(b.getError().getCode())) {
+                            invalidate(tb);
+                            retry.add(tb);
+                            last = new FlussRpcException(b.getError().getCode(), b.getError().getMessage());
+                        } else {
+                            FlussRpcException.check(b.getError(), "ListOffsets of " + path + " " + tb);
+                        }
+                    }
+                } catch (FlussRpcException e) {
+                    if (!e.isRetriable()) {
+                        throw e;
+                    }
+                    g.forEach(this::invalidate);
+                    retry.addAll(g);
+                    last = e;
+                }
+            }
+            if (!retry.isEmpty() && attempt >= 20) {
+                throw last;
+            }
+            if (!retry.isEmpty()) {
+                sleep(Math.min(1000, 50L * (attempt + 1)));
+            }
+            todo = retry;
+        }
+        return out;
+    }
+
+    public static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RuntimeException(e);
+        }
+    }
+
+    /** Runs a blocking call; gRPC transport failures become retriable NETWORK_EXCEPTION errors. */
+    public static <T> T call(java.util.function.Supplier<T> rpc, String what) {
+        try {
+            return rpc.get();
+        } catch (StatusRuntimeException e) {
+            throw new FlussRpcException(FlussRpcException.NETWORK_EXCEPTION, what + " failed: " + e.getStatus());
+        }
+    }
+
+    @Override
+    public synchronized void close() {
+        List<ManagedChannel> all = new ArrayList<>(tablets.values());
+        tablets.clear();
+        if (coordinator != null) {
+            all.add(coordinator);
+            coordinator = null;
+        }
+        for (ManagedChannel c : all) {
+            c.shutdownNow();
+        }
+        for (ManagedChannel c : all) {
+            try {
+                c.awaitTermination(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}

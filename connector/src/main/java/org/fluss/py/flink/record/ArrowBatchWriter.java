@@ -1,0 +1,201 @@
+package org.fluss.py.flink.record;
+
+import org.apache.arrow.compression.Lz4CompressionCodec;
+import org.apache.arrow.compression.ZstdCompressionCodec;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.BaseVariableWidthVector;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.BitVector;
+import org.apache.arrow.vector.DateDayVector;
+import org.apache.arrow.vector.DecimalVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.FixedSizeBinaryVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.Float8Vector;
+import org.apache.arrow.vector.IntVector;
+import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TimeMicroVector;
+import org.apache.arrow.vector.TimeMilliVector;
+import org.apache.arrow.vector.TimeNanoVector;
+import org.apache.arrow.vector.TimeSecVector;
+import org.apache.arrow.vector.TimeStampVector;
+import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.VarBinaryVector;
+import org.apache.arrow.vector.VarCharVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.compression.CompressionCodec;
+import org.apache.arrow.vector.compression.NoCompressionCodec;
+import org.apache.arrow.vector.ipc.WriteChannel;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.ipc.message.MessageSerializer;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.BinaryType;
+import org.apache.flink.table.types.logical.DecimalType;
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.TimestampType;
+import org.fluss.py.flink.key.KeyEncoder;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.channels.Channels;
+import java.util.Arrays;
+
+/**
+ * Appends Flink {@link RowData} to Arrow vectors of the table's Arrow schema and serializes them as one log
+ * batch ({@link LogBatch}) with Arrow IPC body compression. One writer per (partition, bucket) buffer.
+ */
+public final class ArrowBatchWriter implements AutoCloseable {
+    private final RowType rowType;
+    private final BufferAllocator allocator;
+    private final int compression;
+    private final CompressionCodec codec;
+    private final RowData.FieldGetter[] getters;
+    private VectorSchemaRoot root;
+    private int rows;
+
+    public ArrowBatchWriter(RowType rowType, BufferAllocator allocator, int compression, int zstdLevel) {
+        this.rowType = rowType;
+        this.allocator = allocator;
+        this.compression = compression;
+        this.codec = compression == LogBatch.COMPRESSION_ZSTD ? new ZstdCompressionCodec(zstdLevel)
+                : compression == LogBatch.COMPRESSION_LZ4_FRAME ? new Lz4CompressionCodec()
+                : NoCompressionCodec.INSTANCE;
+        this.getters = new RowData.FieldGetter[rowType.getFieldCount()];
+        for (int i = 0; i < getters.length; i++) {
+            getters[i] = RowData.createFieldGetter(rowType.getTypeAt(i), i);
+        }
+        newRoot();
+    }
+
+    private void newRoot() {
+        root = VectorSchemaRoot.create(ArrowSchemas.of(rowType), allocator);
+        root.allocateNew();
+        rows = 0;
+    }
+
+    public int rowCount() {
+        return rows;
+    }
+
+    public void write(RowData row) {
+        for (int c = 0; c < getters.length; c++) {
+            FieldVector v = root.getVector(c);
+            if (row.isNullAt(c)) {
+                if (v instanceof BaseFixedWidthVector) {
+                    ((BaseFixedWidthVector) v).setNull(rows);
+                } else {
+                    ((BaseVariableWidthVector) v).setNull(rows);
+                }
+                continue;
+            }
+            set(v, rowType.getTypeAt(c), row, c, rows);
+        }
+        rows++;
+    }
+
+    private static void set(FieldVector v, LogicalType t, RowData row, int c, int i) {
+        switch (t.getTypeRoot()) {
+            case BOOLEAN:
+                ((BitVector) v).setSafe(i, row.getBoolean(c) ? 1 : 0);
+                break;
+            case TINYINT:
+                ((TinyIntVector) v).setSafe(i, row.getByte(c));
+                break;
+            case SMALLINT:
+                ((SmallIntVector) v).setSafe(i, row.getShort(c));
+                break;
+            case INTEGER:
+                ((IntVector) v).setSafe(i, row.getInt(c));
+                break;
+            case BIGINT:
+                ((BigIntVector) v).setSafe(i, row.getLong(c));
+                break;
+            case FLOAT:
+                ((Float4Vector) v).setSafe(i, row.getFloat(c));
+                break;
+            case DOUBLE:
+                ((Float8Vector) v).setSafe(i, row.getDouble(c));
+                break;
+            case CHAR:
+            case VARCHAR:
+                ((VarCharVector) v).setSafe(i, row.getString(c).toBytes());
+                break;
+            case DECIMAL: {
+                DecimalType d = (DecimalType) t;
+                ((DecimalVector) v).setSafe(i, row.getDecimal(c, d.getPrecision(), d.getScale()).toBigDecimal());
+                break;
+            }
+            case DATE:
+                ((DateDayVector) v).setSafe(i, row.getInt(c));
+                break;
+            case TIME_WITHOUT_TIME_ZONE: {
+                int millis = row.getInt(c);
+                if (v instanceof TimeSecVector) {
+                    ((TimeSecVector) v).setSafe(i, Math.floorDiv(millis, 1000));
+                } else if (v instanceof TimeMilliVector) {
+                    ((TimeMilliVector) v).setSafe(i, millis);
+                } else if (v instanceof TimeMicroVector) {
+                    ((TimeMicroVector) v).setSafe(i, millis * 1000L);
+                } else {
+                    ((TimeNanoVector) v).setSafe(i, millis * 1_000_000L);
+                }
+                break;
+            }
+            case TIMESTAMP_WITHOUT_TIME_ZONE: {
+                int p = ((TimestampType) t).getPrecision();
+                ((TimeStampVector) v).setSafe(i, KeyEncoder.timestampInUnit(row.getTimestamp(c, p), p));
+                break;
+            }
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE: {
+                int p = ((LocalZonedTimestampType) t).getPrecision();
+                ((TimeStampVector) v).setSafe(i, KeyEncoder.timestampInUnit(row.getTimestamp(c, p), p));
+                break;
+            }
+            case BINARY: {
+                byte[] b = row.getBinary(c);
+                int n = ((BinaryType) t).getLength();
+                ((FixedSizeBinaryVector) v).setSafe(i, b.length == n ? b : Arrays.copyOf(b, n));
+                break;
+            }
+            case VARBINARY:
+                ((VarBinaryVector) v).setSafe(i, row.getBinary(c));
+                break;
+            default:
+                throw new IllegalArgumentException("Type " + t + " cannot be written to Fluss");
+        }
+    }
+
+    /** Serializes the buffered rows as one append-only log batch and starts a new buffer. */
+    public byte[] finish(int schemaId, long writerId, int batchSequence) {
+        int n = rows;
+        byte[] ipc = finishIpc();
+        return LogBatch.build(ipc, n, schemaId, compression, writerId, batchSequence);
+    }
+
+    /** Serializes the buffered rows as an Arrow IPC record-batch message and starts a new buffer. */
+    public byte[] finishIpc() {
+        try {
+            root.setRowCount(rows);
+            ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(1024, rows * 16));
+            try (ArrowRecordBatch batch = new VectorUnloader(root, true, codec, true).getRecordBatch()) {
+                MessageSerializer.serialize(new WriteChannel(Channels.newChannel(out)), batch);
+            }
+            return out.toByteArray();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } finally {
+            root.close();
+            newRoot();
+        }
+    }
+
+    @Override
+    public void close() {
+        root.close();
+    }
+}

@@ -1,0 +1,322 @@
+package org.fluss.py.flink.sink;
+
+import com.google.common.util.concurrent.ListenableFuture;
+import com.google.protobuf.ByteString;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.types.RowKind;
+import org.fluss.py.flink.catalog.FlinkConversions;
+import org.fluss.py.flink.client.FlussClient;
+import org.fluss.py.flink.client.FlussRpcException;
+import org.fluss.py.flink.client.TableBucket;
+import org.fluss.py.flink.client.TablePath;
+import org.fluss.py.flink.key.BucketFunction;
+import org.fluss.py.flink.key.KeyEncoder;
+import org.fluss.py.flink.key.PartitionNames;
+import org.fluss.py.flink.record.ArrowBatchWriter;
+import org.fluss.py.flink.record.LogBatch;
+import org.fluss.py.rpc.CreatePartitionRequest;
+import org.fluss.py.rpc.InitWriterRequest;
+import org.fluss.py.rpc.InitWriterResponse;
+import org.fluss.py.rpc.ListPartitionInfosRequest;
+import org.fluss.py.rpc.ListPartitionInfosResponse;
+import org.fluss.py.rpc.PartitionInfoPb;
+import org.fluss.py.rpc.ProduceBucketPb;
+import org.fluss.py.rpc.ProduceBucketResultPb;
+import org.fluss.py.rpc.ProduceLogRequest;
+import org.fluss.py.rpc.ProduceLogResponse;
+import org.fluss.py.rpc.TableDescriptorPb;
+import org.fluss.py.rpc.TableInfoPb;
+
+import java.io.IOException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Writes rows to a Fluss log table. Each row goes to a bucket — the bucket function over the bucket key's
+ * key encoding (the same bytes as the Python client) when the table has a bucket key, else sticky (one bucket
+ * per batch) or round-robin — and is appended to that bucket's Arrow buffer. Full buffers become log
+ * batches; batches are sent in rounds, one ProduceLog per leader in parallel, retriable errors resent with
+ * the same writer id and sequence (so the server drops duplicates). {@link #flush} sends everything and
+ * waits, which Flink calls before each checkpoint barrier and at the end of input.
+ */
+public class FlussSinkWriter implements SinkWriter<RowData> {
+    private final TablePath path;
+    private final RowType rowType;
+    private final SinkSettings settings;
+    private final FlussClient client;
+    private final BufferAllocator allocator = new RootAllocator();
+
+    private long tableId;
+    private int schemaId;
+    private int numBuckets;
+    private int compression;
+    private int zstdLevel;
+    private KeyEncoder bucketKey; // null: no bucket key
+    private PartitionNames partitions; // null: not partitioned
+    private long writerId = LogBatch.NO_WRITER_ID;
+    private long roundRobin;
+    private final Map<String, Integer> stickyBucket = new HashMap<>();
+
+    private final Map<String, Long> partitionIds = new HashMap<>();
+    private final Map<TableBucket, ArrowBatchWriter> buffers = new LinkedHashMap<>();
+    private final Map<TableBucket, ArrayDeque<byte[]>> ready = new LinkedHashMap<>();
+    private final Map<TableBucket, Integer> nextSequence = new HashMap<>();
+    private long readyBytes;
+
+    public FlussSinkWriter(String bootstrapServers, TablePath path, RowType rowType, SinkSettings settings,
+                           int subtask) {
+        this.path = path;
+        this.rowType = rowType;
+        this.settings = settings;
+        this.client = new FlussClient(bootstrapServers);
+        this.roundRobin = ThreadLocalRandom.current().nextInt(1 << 16) + subtask;
+        open();
+    }
+
+    private void open() {
+        TableInfoPb info = client.tableInfo(path);
+        TableDescriptorPb d = info.getDescriptorPb();
+        if (d.getSchema().getPrimaryKeysCount() > 0) {
+            throw new UnsupportedOperationException("Table " + path + " has a primary key: writing primary-key tables "
+                    + "from Flink is not supported by this connector version yet");
+        }
+        RowType tableType = FlinkConversions.rowType(info);
+        if (tableType.getFieldCount() != rowType.getFieldCount()) {
+            throw new IllegalStateException("Table " + path + " has " + tableType.getFieldCount() + " columns "
+                    + tableType.getFieldNames() + " but the Flink sink has " + rowType.getFieldCount() + " "
+                    + rowType.getFieldNames());
+        }
+        tableId = info.getTableId();
+        schemaId = info.getSchemaId();
+        numBuckets = d.getBucketCount();
+        String comp = d.getPropertiesMap().getOrDefault("table.log.arrow.compression.type", "ZSTD").toUpperCase();
+        compression = comp.equals("NONE") ? LogBatch.COMPRESSION_NONE
+                : comp.startsWith("LZ4") ? LogBatch.COMPRESSION_LZ4_FRAME : LogBatch.COMPRESSION_ZSTD;
+        zstdLevel = Integer.parseInt(d.getPropertiesMap().getOrDefault("table.log.arrow.compression.zstd.level",
+                "3"));
+        List<String> names = rowType.getFieldNames();
+        List<LogicalType> types = rowType.getChildren();
+        if (d.getBucketKeysCount() > 0) {
+            bucketKey = new KeyEncoder(types, positions(names, d.getBucketKeysList()));
+        }
+        if (d.getPartitionKeysCount() > 0) {
+            partitions = new PartitionNames(names, types, positions(names, d.getPartitionKeysList()));
+        }
+        if (settings.idempotence) {
+            InitWriterResponse r = FlussClient.call(() -> client.admin().initWriter(
+                    InitWriterRequest.getDefaultInstance()), "InitWriter");
+            FlussRpcException.check(r.getError(), "InitWriter for " + path);
+            writerId = r.getWriterId();
+        }
+        client.updateMetadata(path, null);
+    }
+
+    private int[] positions(List<String> names, List<String> keys) {
+        int[] out = new int[keys.size()];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = names.indexOf(keys.get(i));
+            if (out[i] < 0) {
+                throw new IllegalStateException("Key column '" + keys.get(i) + "' of table " + path
+                        + " is not in the sink's columns " + names);
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public void write(RowData row, Context context) throws IOException {
+        if (row.getRowKind() != RowKind.INSERT && row.getRowKind() != RowKind.UPDATE_AFTER) {
+            throw new IOException("Log table " + path + " is append-only: cannot apply a " + row.getRowKind()
+                    + " row (updates and deletes need a primary-key table)");
+        }
+        long partitionId = TableBucket.NO_PARTITION;
+        String partition = null;
+        if (partitions != null) {
+            partition = partitions.name(row);
+            partitionId = partitionId(partition, row);
+        }
+        int bucket;
+        if (bucketKey != null) {
+            bucket = BucketFunction.bucket(bucketKey.encode(row), numBuckets);
+        } else if (settings.roundRobin) {
+            bucket = (int) (roundRobin++ % numBuckets);
+        } else {
+            bucket = stickyBucket.computeIfAbsent(partition == null ? "" : partition,
+                    k -> (int) (roundRobin++ % numBuckets));
+        }
+        TableBucket tb = new TableBucket(tableId, partitionId, bucket);
+        ArrowBatchWriter buf = buffers.computeIfAbsent(tb, k -> new ArrowBatchWriter(rowType, allocator, compression,
+                zstdLevel));
+        buf.write(row);
+        if (buf.rowCount() >= settings.batchRows) {
+            seal(tb, buf);
+            if (bucketKey == null && !settings.roundRobin) { // sticky: move on after a full batch
+                stickyBucket.put(partition == null ? "" : partition, (int) (roundRobin++ % numBuckets));
+            }
+            if (readyBytes >= settings.requestMaxBytes) {
+                sendAll();
+            }
+        }
+    }
+
+    private long partitionId(String name, RowData row) throws IOException {
+        Long id = partitionIds.get(name);
+        if (id != null) {
+            return id;
+        }
+        refreshPartitions();
+        id = partitionIds.get(name);
+        if (id == null) {
+            if (!settings.dynamicCreatePartition) {
+                throw new IOException("Partition '" + name + "' of table " + path + " does not exist and "
+                        + "client.writer.dynamic-create-partition.enabled is false");
+            }
+            String[] keys = partitions.keyNames();
+            String[] values = partitions.values(row);
+            CreatePartitionRequest.Builder req = CreatePartitionRequest.newBuilder().setTablePath(path.toPb())
+                    .setIgnoreIfExists(true);
+            for (int i = 0; i < keys.length; i++) {
+                req.putPartitionSpec(keys[i], values[i]);
+            }
+            var r = FlussClient.call(() -> client.admin().createPartition(req.build()), "CreatePartition");
+            FlussRpcException.check(r.getError(), "Create partition '" + name + "' of " + path);
+            refreshPartitions();
+            id = partitionIds.get(name);
+            if (id == null) {
+                throw new IOException("Partition '" + name + "' of table " + path + " not found after creating it");
+            }
+        }
+        return id;
+    }
+
+    private void refreshPartitions() {
+        ListPartitionInfosResponse r = FlussClient.call(() -> client.admin().listPartitionInfos(
+                ListPartitionInfosRequest.newBuilder().setTablePath(path.toPb()).build()), "ListPartitionInfos");
+        FlussRpcException.check(r.getError(), "Partitions of " + path);
+        for (PartitionInfoPb p : r.getPartitionsList()) {
+            partitionIds.put(p.getPartitionName(), p.getPartitionId());
+        }
+    }
+
+    private void seal(TableBucket tb, ArrowBatchWriter buf) {
+        int seq = LogBatch.NO_BATCH_SEQUENCE;
+        if (writerId != LogBatch.NO_WRITER_ID) {
+            seq = nextSequence.getOrDefault(tb, 0);
+            nextSequence.put(tb, seq + 1);
+        }
+        byte[] batch = buf.finish(schemaId, writerId, seq);
+        ready.computeIfAbsent(tb, k -> new ArrayDeque<>()).add(batch);
+        readyBytes += batch.length;
+    }
+
+    @Override
+    public void flush(boolean endOfInput) throws IOException {
+        for (Map.Entry<TableBucket, ArrowBatchWriter> e : buffers.entrySet()) {
+            if (e.getValue().rowCount() > 0) {
+                seal(e.getKey(), e.getValue());
+            }
+        }
+        sendAll();
+    }
+
+    /** Sends every ready batch, in rounds (one batch per bucket per round keeps each bucket in order). */
+    private void sendAll() throws IOException {
+        int attempt = 0;
+        while (!ready.isEmpty()) {
+            Map<Integer, List<TableBucket>> byLeader = new HashMap<>();
+            for (TableBucket tb : ready.keySet()) {
+                int leader;
+                try {
+                    leader = client.leader(path, tb);
+                } catch (FlussRpcException e) {
+                    if (!e.isRetriable()) {
+                        throw new IOException(e);
+                    }
+                    leader = -1;
+                }
+                if (leader >= 0) {
+                    byLeader.computeIfAbsent(leader, k -> new ArrayList<>()).add(tb);
+                }
+            }
+            Map<Integer, ListenableFuture<ProduceLogResponse>> calls = new HashMap<>();
+            Map<Integer, List<TableBucket>> sent = new HashMap<>();
+            for (Map.Entry<Integer, List<TableBucket>> e : byLeader.entrySet()) {
+                ProduceLogRequest.Builder req = ProduceLogRequest.newBuilder().setAcks(settings.acks)
+                        .setTableId(tableId).setTimeoutMs(30_000);
+                List<TableBucket> tbs = new ArrayList<>();
+                for (TableBucket tb : e.getValue()) {
+                    byte[] batch = ready.get(tb).peekFirst();
+                    req.addBuckets(ProduceBucketPb.newBuilder().setPartitionId(tb.partitionId).setBucketId(tb.bucket)
+                            .setRecords(ByteString.copyFrom(batch)));
+                    tbs.add(tb);
+                }
+                calls.put(e.getKey(), client.tabletAsync(e.getKey()).produceLog(req.build()));
+                sent.put(e.getKey(), tbs);
+            }
+            int routed = byLeader.values().stream().mapToInt(List::size).sum();
+            boolean retry = routed < ready.size(); // some buckets have no leader right now
+            String lastError = "no leader";
+            for (Map.Entry<Integer, ListenableFuture<ProduceLogResponse>> call : calls.entrySet()) {
+                Map<String, ProduceBucketResultPb> results = new HashMap<>();
+                try {
+                    for (ProduceBucketResultPb r : call.getValue().get().getBucketsList()) {
+                        results.put(r.getPartitionId() + "/" + r.getBucketId(), r);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("Interrupted while writing to " + path, e);
+                } catch (ExecutionException e) {
+                    lastError = e.getCause().toString();
+                }
+                for (TableBucket tb : sent.get(call.getKey())) {
+                    ProduceBucketResultPb r = results.get(tb.partitionId + "/" + tb.bucket);
+                    int code = r == null ? FlussRpcException.NETWORK_EXCEPTION : r.getError().getCode();
+                    if (code == 0) {
+                        ArrayDeque<byte[]> q = ready.get(tb);
+                        readyBytes -= q.pollFirst().length;
+                        if (q.isEmpty()) {
+                            ready.remove(tb);
+                        }
+                    } else if (FlussRpcException.isRetriable(code)) {
+                        client.invalidate(tb);
+                        retry = true;
+                        if (r != null) {
+                            lastError = r.getError().getMessage();
+                        }
+                    } else {
+                        throw new IOException(new FlussRpcException(code, "Writing to " + path + " " + tb + ": "
+                                + r.getError().getMessage()));
+                    }
+                }
+            }
+            if (retry) {
+                if (++attempt > settings.retries || attempt > 600) {
+                    throw new IOException("Writing to " + path + " failed after " + attempt + " attempts: "
+                            + lastError);
+                }
+                FlussClient.sleep(Math.min(1000, 50L * attempt));
+            }
+        }
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (ArrowBatchWriter w : buffers.values()) {
+            w.close();
+        }
+        buffers.clear();
+        allocator.close();
+        client.close();
+    }
+}

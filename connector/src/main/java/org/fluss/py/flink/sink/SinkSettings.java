@@ -1,0 +1,37 @@
+package org.fluss.py.flink.sink;
+
+import java.io.Serializable;
+
+/** Writer options (client.writer.* keys of Fluss). */
+public final class SinkSettings implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public final int acks;
+    public final int retries;
+    public final boolean idempotence;
+    public final boolean roundRobin;
+    public final boolean dynamicCreatePartition;
+    public final int batchRows;
+    public final int requestMaxBytes;
+
+    public SinkSettings(String acks, int retries, boolean idempotence, String noKeyAssigner,
+                        boolean dynamicCreatePartition, int batchRows) {
+        String a = acks.trim().toLowerCase();
+        if (!a.equals("all") && !a.equals("-1") && !a.equals("0") && !a.equals("1")) {
+            throw new IllegalArgumentException("Invalid value '" + acks + "' for option 'client.writer.acks': use 0, "
+                    + "1 or all");
+        }
+        String assigner = noKeyAssigner.trim().toUpperCase();
+        if (!assigner.equals("STICKY") && !assigner.equals("ROUND_ROBIN")) {
+            throw new IllegalArgumentException("Invalid value '" + noKeyAssigner + "' for option "
+                    + "'client.writer.bucket.no-key-assigner': use STICKY or ROUND_ROBIN");
+        }
+        this.acks = a.equals("all") ? -1 : Integer.parseInt(a);
+        this.retries = retries;
+        this.idempotence = idempotence;
+        this.roundRobin = assigner.equals("ROUND_ROBIN");
+        this.dynamicCreatePartition = dynamicCreatePartition;
+        this.batchRows = batchRows;
+        this.requestMaxBytes = 8 * 1024 * 1024;
+    }
+}

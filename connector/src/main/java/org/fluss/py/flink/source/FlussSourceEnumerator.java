@@ -1,0 +1,209 @@
+package org.fluss.py.flink.source;
+
+import org.apache.flink.api.connector.source.SplitEnumerator;
+import org.apache.flink.api.connector.source.SplitEnumeratorContext;
+import org.apache.flink.api.connector.source.SplitsAssignment;
+import org.fluss.py.flink.client.FlussClient;
+import org.fluss.py.flink.client.FlussRpcException;
+import org.fluss.py.flink.client.TableBucket;
+import org.fluss.py.flink.client.TablePath;
+import org.fluss.py.rpc.ListPartitionInfosRequest;
+import org.fluss.py.rpc.ListPartitionInfosResponse;
+import org.fluss.py.rpc.PartitionInfoPb;
+import org.fluss.py.rpc.TableInfoPb;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * Turns buckets into splits and assigns them to readers. At start (and, for partitioned tables in streaming
+ * mode, every {@code scan.partition.discovery.interval}) it lists the buckets, resolves their starting
+ * offsets from {@code scan.startup.mode} with ListOffsets (and, when bounded, the stopping offsets: the
+ * latest offsets at start). Partitions created after the job started are read from their beginning.
+ * A split goes to reader {@code (bucket + partition-spread) % parallelism}.
+ */
+public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussEnumState> {
+    private static final Logger LOG = LoggerFactory.getLogger(FlussSourceEnumerator.class);
+
+    private final SplitEnumeratorContext<FlussSplit> context;
+    private final String bootstrapServers;
+    private final TablePath path;
+    private final StartupMode startup;
+    private final boolean bounded;
+    private final long discoveryIntervalMs;
+    private final Set<TableBucket> discovered;
+    private final Map<Integer, List<FlussSplit>> pendingByReader = new HashMap<>();
+    private final List<FlussSplit> unassigned;
+    private boolean initialDiscoveryDone;
+    private FlussClient client;
+
+    public FlussSourceEnumerator(SplitEnumeratorContext<FlussSplit> context, String bootstrapServers, TablePath path,
+                                 StartupMode startup, boolean bounded, long discoveryIntervalMs,
+                                 FlussEnumState restored) {
+        this.context = context;
+        this.bootstrapServers = bootstrapServers;
+        this.path = path;
+        this.startup = startup;
+        this.bounded = bounded;
+        this.discoveryIntervalMs = discoveryIntervalMs;
+        this.discovered = restored == null ? new HashSet<>() : new HashSet<>(restored.discovered);
+        this.unassigned = restored == null ? new ArrayList<>() : new ArrayList<>(restored.pending);
+        this.initialDiscoveryDone = restored != null;
+    }
+
+    @Override
+    public void start() {
+        client = new FlussClient(bootstrapServers);
+        if (!bounded && discoveryIntervalMs > 0) {
+            context.callAsync(this::discover, this::onDiscovered, 0L, discoveryIntervalMs);
+        } else {
+            context.callAsync(this::discover, this::onDiscovered);
+        }
+    }
+
+    /** Runs in the worker thread: new buckets → splits with resolved offsets. */
+    private List<FlussSplit> discover() {
+        TableInfoPb info = client.tableInfo(path);
+        long tableId = info.getTableId();
+        int numBuckets = info.getDescriptorPb().getBucketCount();
+        boolean partitioned = info.getDescriptorPb().getPartitionKeysCount() > 0;
+        // buckets discovered after the first round (new partitions) start at their beginning
+        boolean fromBeginning = initialDiscoveryDone;
+        Map<TableBucket, String> fresh = new HashMap<>();
+        if (!partitioned) {
+            for (int b = 0; b < numBuckets; b++) {
+                TableBucket tb = new TableBucket(tableId, TableBucket.NO_PARTITION, b);
+                if (!discovered.contains(tb)) {
+                    fresh.put(tb, null);
+                }
+            }
+        } else {
+            ListPartitionInfosResponse r = FlussClient.call(() -> client.admin().listPartitionInfos(
+                    ListPartitionInfosRequest.newBuilder().setTablePath(path.toPb()).build()), "ListPartitionInfos");
+            FlussRpcException.check(r.getError(), "Partitions of " + path);
+            for (PartitionInfoPb p : r.getPartitionsList()) {
+                for (int b = 0; b < numBuckets; b++) {
+                    TableBucket tb = new TableBucket(tableId, p.getPartitionId(), b);
+                    if (!discovered.contains(tb)) {
+                        fresh.put(tb, p.getPartitionName());
+                    }
+                }
+            }
+        }
+        if (fresh.isEmpty()) {
+            return new ArrayList<>();
+        }
+        List<TableBucket> buckets = new ArrayList<>(fresh.keySet());
+        if (partitioned) {
+            List<Long> pids = new ArrayList<>();
+            for (TableBucket tb : buckets) {
+                if (!pids.contains(tb.partitionId)) {
+                    pids.add(tb.partitionId);
+                }
+            }
+            client.updateMetadata(null, pids);
+        } else {
+            client.updateMetadata(path, null);
+        }
+        Map<TableBucket, Long> start;
+        StartupMode.Kind kind = fromBeginning ? StartupMode.Kind.EARLIEST : startup.kind;
+        switch (kind) {
+            case LATEST:
+                start = client.listOffsets(path, buckets, FlussClient.OFFSET_LATEST, 0L);
+                break;
+            case TIMESTAMP:
+                start = client.listOffsets(path, buckets, FlussClient.OFFSET_TIMESTAMP, startup.timestampMs);
+                break;
+            default: // FULL and EARLIEST: log tables have no snapshot, read the whole log
+                start = client.listOffsets(path, buckets, FlussClient.OFFSET_EARLIEST, 0L);
+        }
+        Map<TableBucket, Long> stop = bounded ? client.listOffsets(path, buckets, FlussClient.OFFSET_LATEST, 0L)
+                : null;
+        List<FlussSplit> splits = new ArrayList<>();
+        for (TableBucket tb : buckets) {
+            long from = start.get(tb);
+            long to = stop == null ? FlussSplit.NO_STOPPING_OFFSET : Math.max(from, stop.get(tb));
+            splits.add(new FlussSplit(tb, fresh.get(tb), from, to));
+        }
+        return splits;
+    }
+
+    /** Runs in the coordinator thread. */
+    private void onDiscovered(List<FlussSplit> splits, Throwable error) {
+        if (error != null) {
+            throw new RuntimeException("Listing the buckets of Fluss table " + path + " failed", error);
+        }
+        initialDiscoveryDone = true;
+        for (FlussSplit s : splits) {
+            discovered.add(s.bucket);
+            unassigned.add(s);
+        }
+        if (!splits.isEmpty()) {
+            LOG.info("Fluss table {}: {} new splits", path, splits.size());
+        }
+        assignPending();
+    }
+
+    private int owner(FlussSplit s) {
+        int parallelism = context.currentParallelism();
+        long spread = s.bucket.partitionId == TableBucket.NO_PARTITION ? 0 : s.bucket.partitionId * 31;
+        return (int) (Math.floorMod(s.bucket.bucket + spread, (long) parallelism));
+    }
+
+    private void assignPending() {
+        Map<Integer, List<FlussSplit>> assignment = new HashMap<>();
+        List<FlussSplit> keep = new ArrayList<>();
+        for (FlussSplit s : unassigned) {
+            int reader = owner(s);
+            if (context.registeredReaders().containsKey(reader)) {
+                assignment.computeIfAbsent(reader, k -> new ArrayList<>()).add(s);
+            } else {
+                keep.add(s);
+            }
+        }
+        unassigned.clear();
+        unassigned.addAll(keep);
+        if (!assignment.isEmpty()) {
+            context.assignSplits(new SplitsAssignment<>(assignment));
+        }
+        if (bounded && initialDiscoveryDone && unassigned.isEmpty()) {
+            for (int reader : context.registeredReaders().keySet()) {
+                context.signalNoMoreSplits(reader);
+            }
+        }
+    }
+
+    @Override
+    public void handleSplitRequest(int subtaskId, String requesterHostname) {
+        // splits are pushed
+    }
+
+    @Override
+    public void addSplitsBack(List<FlussSplit> splits, int subtaskId) {
+        unassigned.addAll(splits);
+        assignPending();
+    }
+
+    @Override
+    public void addReader(int subtaskId) {
+        assignPending();
+    }
+
+    @Override
+    public FlussEnumState snapshotState(long checkpointId) {
+        return new FlussEnumState(new HashSet<>(discovered), new ArrayList<>(unassigned));
+    }
+
+    @Override
+    public void close() {
+        if (client != null) {
+            client.close();
+        }
+    }
+}

@@ -1,0 +1,93 @@
+"""PyFlink integration: where the connector jar is and how a Flink environment gets it.
+
+The Flink side of this project is a Java jar built from ``connector/`` (``make setup`` builds it): a Flink SQL
+catalog (``'type'='fluss'``), a table factory (``'connector'='fluss'``), a FLIP-27 source and a Sink V2 sink
+that talk to the Fluss servers over the same gRPC API as the Python client. PyFlink loads connectors from
+``pipeline.jars``; :func:`add_connector_jars` appends the jar there (keeping jars already set) for a
+``TableEnvironment`` or ``StreamExecutionEnvironment``::
+
+    from pyflink.table import EnvironmentSettings, TableEnvironment
+    from fluss.flink import add_connector_jars
+
+    t_env = TableEnvironment.create(EnvironmentSettings.in_batch_mode())
+    add_connector_jars(t_env)
+    t_env.execute_sql("CREATE CATALOG fluss WITH ('type'='fluss', 'bootstrap.servers'='127.0.0.1:9123')")
+
+``sql-client.sh`` from the wheel takes it with ``-j $(python -c 'import fluss.flink as f; print(f.connector_jar())')``.
+See ``docs/flink-connector.md``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from fluss.errors import ErrorCode, FlussError
+
+#: Flink option holding the jars shipped with a job (``;``-separated URLs).
+PIPELINE_JARS = "pipeline.jars"
+#: Environment variable that overrides where the connector jar is looked up.
+CONNECTOR_JAR_ENV = "FLUSS_CONNECTOR_JAR"
+
+_REPO_ROOT = Path(__file__).resolve().parents[2]
+_DEFAULT_JAR = _REPO_ROOT / "connector" / "target" / "fluss-connector.jar"
+
+
+def connector_jar() -> str:
+    """Absolute path of the Flink connector jar.
+
+    Raises:
+        FlussError: the jar has not been built (run ``make setup``).
+    """
+    path = Path(os.environ.get(CONNECTOR_JAR_ENV) or _DEFAULT_JAR).resolve()
+    if not path.is_file():
+        raise FlussError(
+            f"Flink connector jar not found at {path}: run `make setup` (it builds connector/ with Maven)"
+            f" or set {CONNECTOR_JAR_ENV}",
+            ErrorCode.CLIENT_ERROR,
+        )
+    return str(path)
+
+
+def connector_jar_url() -> str:
+    """The jar as a ``file://`` URL, the form ``pipeline.jars`` wants."""
+    return Path(connector_jar()).as_uri()
+
+
+def add_connector_jars(env: Any) -> list[str]:
+    """Append the connector jar to ``pipeline.jars`` of a PyFlink ``TableEnvironment`` or
+    ``StreamExecutionEnvironment`` (jars already listed are kept; adding twice is a no-op).
+
+    Returns:
+        the jar URLs of ``pipeline.jars`` afterwards.
+    """
+    url = connector_jar_url()
+    from pyflink.common import Configuration
+    from pyflink.datastream import StreamExecutionEnvironment
+    from pyflink.table import TableEnvironment
+
+    if isinstance(env, TableEnvironment):
+        config = env.get_config()
+        jars = Configuration.parse_list_value(config.get(PIPELINE_JARS, "") or "")
+        if url not in jars:
+            jars.append(url)
+            # TableConfig.set also adds the jars to the Python gateway's context class loader
+            config.set(PIPELINE_JARS, ";".join(jars))
+        return jars
+    if isinstance(env, StreamExecutionEnvironment):
+        jars = _stream_env_jars(env)
+        if url not in jars:
+            env.add_jars(url)
+        return _stream_env_jars(env)
+    raise TypeError(f"expected a PyFlink TableEnvironment or StreamExecutionEnvironment, got {type(env).__name__}")
+
+
+def _stream_env_jars(env: Any) -> list[str]:
+    from pyflink.common import Configuration
+    from pyflink.java_gateway import get_gateway
+
+    jvm = get_gateway().jvm
+    key = jvm.org.apache.flink.configuration.PipelineOptions.JARS.key()
+    conf = jvm.org.apache.flink.python.util.PythonConfigUtil.getEnvironmentConfig(env._j_stream_execution_environment)
+    return list(Configuration.parse_list_value(conf.getString(key, None)))
