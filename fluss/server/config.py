@@ -34,6 +34,8 @@ LOG_RETENTION_CHECK_INTERVAL = "log.retention.check-interval"
 MAX_PARTITION_NUM = "max.partition.num"
 MAX_BUCKET_NUM = "max.bucket.num"
 MAX_REQUEST_SIZE = "netty.server.max-request-size"
+KV_SNAPSHOT_INTERVAL = "kv.snapshot.interval"
+KV_SNAPSHOT_NUM_RETAINED = "kv.snapshot.num-retained"
 
 DEFAULTS: dict[str, str] = {
     ZOOKEEPER_PATH_ROOT: "/fluss",
@@ -52,6 +54,8 @@ DEFAULTS: dict[str, str] = {
     MAX_PARTITION_NUM: "1000",
     MAX_BUCKET_NUM: "128000",
     MAX_REQUEST_SIZE: "100mb",
+    KV_SNAPSHOT_INTERVAL: "10min",
+    KV_SNAPSHOT_NUM_RETAINED: "2",
 }
 
 

@@ -34,6 +34,7 @@ from fluss.server.zk.client import ZooKeeperClient
 from fluss.server.zk.data import (
     Assignment,
     DatabaseRegistration,
+    KvSnapshotRecord,
     LeaderAndIsr,
     PartitionRegistration,
     TableRegistration,
@@ -431,6 +432,28 @@ class CoordinatorEventProcessor:
             await self._write_leader(tb, new, version)
         log.info("controlled shutdown of tablet server %d: %d bucket(s) keep it as leader", server_id, remaining)
         return remaining
+
+    async def commit_kv_snapshot(self, server_id: int, leader_epoch: int, tb: TableBucket,
+                                 record: KvSnapshotRecord) -> None:
+        await self.submit(self._commit_kv_snapshot, server_id, leader_epoch, tb, record)
+
+    async def _commit_kv_snapshot(self, server_id: int, leader_epoch: int, tb: TableBucket,
+                                  record: KvSnapshotRecord) -> None:
+        entry = self.ctx.leaders.get(tb)
+        if entry is None:
+            raise FlussError(f"{tb} does not exist", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+        lai, _ = entry
+        if lai.leader != server_id or lai.leader_epoch != leader_epoch:
+            raise FlussError(f"Server {server_id} (leader epoch {leader_epoch}) may not commit a KV snapshot of {tb}: "
+                             f"the leader is {lai.leader} with epoch {lai.leader_epoch}",
+                             ErrorCode.FENCED_LEADER_EPOCH_EXCEPTION)
+        current = await self._zk(self.zk.get_kv_snapshot, tb.table_id, tb.partition_id_or_none_value, tb.bucket_id)
+        if current is not None and current.log_offset > record.log_offset:
+            return  # an older snapshot arriving late never replaces a newer one
+        await self._zk(self.zk.set_kv_snapshot, tb.table_id, tb.partition_id_or_none_value, tb.bucket_id, record)
+
+    async def kv_snapshot(self, tb: TableBucket) -> KvSnapshotRecord | None:
+        return await self._zk(self.zk.get_kv_snapshot, tb.table_id, tb.partition_id_or_none_value, tb.bucket_id)
 
     async def init_writer(self) -> int:
         return await self._zk(self.zk.next_id, paths.WRITER_ID_SEQ)

@@ -10,6 +10,7 @@ from fluss.rpc.errors import OK, error_info
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.server.coordinator.processor import CoordinatorEventProcessor
+from fluss.server.zk.data import KvSnapshotRecord
 
 
 def _guard(response_type: type) -> Callable:
@@ -163,6 +164,23 @@ class AdminServicer(rpc.AdminServiceServicer):
                                                           buckets=self._bucket_metadata(table_id, pid)))
         return resp
 
+    @_guard(pb.GetLatestKvSnapshotsResponse)
+    async def GetLatestKvSnapshots(self, request, context):
+        info = self.p.table_or_raise(TablePath.from_pb(request.table_path))
+        pid = -1
+        if request.partition_name:
+            entry = self.p.ctx.partitions_of(info.table_id).get(request.partition_name)
+            if entry is None:
+                raise FlussError(f"Partition '{request.partition_name}' of table '{info.table_path}' does not exist",
+                                 ErrorCode.PARTITION_NOT_EXISTS)
+            pid = entry.reg.partition_id
+        out = []
+        for tb in self.p.ctx.buckets_of(info.table_id, pid):
+            record = await self.p.kv_snapshot(tb)
+            if record is not None:
+                out.append(_snapshot_pb(tb, record))
+        return pb.GetLatestKvSnapshotsResponse(error=OK, snapshots=out)
+
     @_guard(pb.InitWriterResponse)
     async def InitWriter(self, request, context):
         return pb.InitWriterResponse(error=OK, writer_id=await self.p.init_writer())
@@ -175,6 +193,12 @@ class AdminServicer(rpc.AdminServiceServicer):
             out.append(pb.BucketMetadataPb(bucket_id=tb.bucket_id, leader_id=leader, leader_epoch=lai.leader_epoch,
                                            replicas=self.p.ctx.replicas(tb), isr=lai.isr))
         return out
+
+
+def _snapshot_pb(tb: TableBucket, record: KvSnapshotRecord) -> pb.KvSnapshotPb:
+    return pb.KvSnapshotPb(table_id=tb.table_id, partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
+                           snapshot_id=record.snapshot_id, log_offset=record.log_offset,
+                           manifest_path=record.remote_dir, create_time=record.create_time)
 
 
 def _lai_pb(tb: TableBucket, lai) -> pb.LeaderAndIsrPb:
@@ -202,6 +226,22 @@ class CoordinatorServicer(rpc.CoordinatorServiceServicer):
         tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
         new = await self.p.adjust_isr(request.server_id, tb, b.leader_epoch, b.bucket_epoch, list(b.isr))
         return pb.AdjustIsrResponse(error=OK, bucket=_lai_pb(tb, new))
+
+    @_guard(pb.CommitKvSnapshotResponse)
+    async def CommitKvSnapshot(self, request, context):
+        s = request.snapshot
+        tb = TableBucket(s.table_id, s.bucket_id, s.partition_id)
+        record = KvSnapshotRecord(s.snapshot_id, s.log_offset, s.manifest_path, s.create_time, request.leader_epoch)
+        await self.p.commit_kv_snapshot(request.server_id, request.leader_epoch, tb, record)
+        return pb.CommitKvSnapshotResponse(error=OK)
+
+    @_guard(pb.GetKvSnapshotResponse)
+    async def GetKvSnapshot(self, request, context):
+        tb = TableBucket(request.table_id, request.bucket_id, request.partition_id)
+        record = await self.p.kv_snapshot(tb)
+        if record is None:
+            return pb.GetKvSnapshotResponse(error=OK, found=False)
+        return pb.GetKvSnapshotResponse(error=OK, found=True, snapshot=_snapshot_pb(tb, record))
 
     @_guard(pb.ControlledShutdownResponse)
     async def ControlledShutdown(self, request, context):

@@ -19,6 +19,7 @@ from fluss.metadata import TableBucket, TableInfo
 from fluss.record.log_batch import iter_batches, project_batch
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.log.tablet import AppendInfo
+from fluss.server.replica.kv_replica import KvReplica
 from fluss.server.replica.replica import Replica
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,9 @@ class ReplicaManager:
         self.coordinator_epoch = 0
         self._data_arrived = asyncio.Condition()
         self.followers = None  # set by the tablet server: the ReplicaFetcherManager
+        self.remote_data_dir = ""  # set by the tablet server (remote.data.dir): KV snapshots go below it
+        self.kv_snapshot_of = None  # set by the tablet server: async (TableBucket) -> SnapshotHandle | None
+        self._kv_locks: dict[TableBucket, asyncio.Lock] = {}
 
     # ------------------------------------------------------------ leadership
 
@@ -106,12 +110,30 @@ class ReplicaManager:
             if self.followers:
                 self.followers.remove(tb)
             replica.make_leader(b.leader_epoch, b.bucket_epoch, list(b.replicas), list(b.isr))
+            if replica.table.has_primary_key() and replica.kv is None:
+                await self._open_kv(replica)
             await self._notify_data()
         else:
             new_term = replica.make_follower(b.leader, b.leader_epoch, b.bucket_epoch, list(b.replicas), list(b.isr))
             if self.followers and (new_term or not self.followers.is_following(tb)):
                 self.followers.add(tb, b.leader)
             await self._notify_data()  # wake acks=all waiters of a former leader
+
+    def kv_remote_dir(self, tb: TableBucket) -> str:
+        if not self.remote_data_dir:
+            return ""
+        local = self.bucket_dir(tb).relative_to(self.data_dir)
+        return f"{self.remote_data_dir.rstrip('/')}/kv/{local.as_posix()}"
+
+    async def _open_kv(self, replica: Replica) -> None:
+        handle = await self.kv_snapshot_of(replica.bucket) if self.kv_snapshot_of else None
+        kv = KvReplica(replica, self.kv_remote_dir(replica.bucket))
+        await asyncio.to_thread(kv.open, lambda: handle)
+        if replica.is_leader:
+            replica.kv = kv
+            kv.flush(replica.log.high_watermark)
+        else:
+            kv.close()
 
     async def stop_replicas(self, req: pb.StopReplicaRequest) -> None:
         self._check_coordinator_epoch(req.coordinator_epoch)
@@ -159,6 +181,67 @@ class ReplicaManager:
                 raise FlussError(f"Batch for {replica.table.table_path} uses schema id {batch.schema_id}, "
                                  f"but the table's schema id is {replica.table.schema_id}",
                                  ErrorCode.SCHEMA_NOT_EXIST)
+
+    async def put_kv(self, request: pb.PutKvRequest, bucket: pb.PutKvBucketPb) -> tuple[Replica, AppendInfo]:
+        """Applies upserts/deletes to a primary-key bucket leader; returns where the changelog went."""
+        tb = TableBucket(request.table_id, bucket.bucket_id, bucket.partition_id)
+        replica = self.leader_or_raise(tb)
+        if not replica.table.has_primary_key():
+            raise FlussError(f"Table {replica.table.table_path} has no primary key: use ProduceLog",
+                             ErrorCode.NON_PRIMARY_KEY_TABLE_EXCEPTION)
+        self._check_schema(replica, bucket.records)
+        if request.acks == -1 and len(replica.isr) < self.min_isr:
+            raise FlussError(f"Not enough in-sync replicas for {tb}: ISR {replica.isr} is smaller than "
+                             f"log.replica.min-in-sync-replicas-number ({self.min_isr})",
+                             ErrorCode.NOT_ENOUGH_REPLICAS_EXCEPTION)
+        kv = replica.kv
+        if kv is None:
+            raise FlussError(f"The KV state of {tb} is still recovering", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+        targets = list(request.target_columns) or None
+        lock = self._kv_locks.setdefault(tb, asyncio.Lock())
+        async with lock:
+            info = await asyncio.to_thread(kv.put, bucket.records, targets, int(time.time() * 1000))
+        replica.maybe_advance_high_watermark()
+        await self._notify_data()
+        return replica, info
+
+    def _kv_or_raise(self, tb: TableBucket) -> KvReplica:
+        replica = self.leader_or_raise(tb)
+        if not replica.table.has_primary_key():
+            raise FlussError(f"Table {replica.table.table_path} has no primary key", ErrorCode.NON_PRIMARY_KEY_TABLE_EXCEPTION)
+        if replica.kv is None:
+            raise FlussError(f"The KV state of {tb} is still recovering", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+        return replica.kv
+
+    async def lookup(self, tb: TableBucket, keys: list[bytes]) -> tuple[list[bool], bytes]:
+        kv = self._kv_or_raise(tb)
+        found, rows = await asyncio.to_thread(kv.lookup, keys)
+        return found, (kv.encode_rows(rows) if rows.num_rows else b"")
+
+    async def prefix_lookup(self, tb: TableBucket, prefixes: list[bytes]) -> tuple[list[int], bytes]:
+        kv = self._kv_or_raise(tb)
+        counts, rows = await asyncio.to_thread(kv.prefix_lookup, prefixes)
+        return counts, (kv.encode_rows(rows) if rows.num_rows else b"")
+
+    async def scan_kv(self, tb: TableBucket, limit: int | None) -> tuple[bytes, int]:
+        kv = self._kv_or_raise(tb)
+        rows, offset = await asyncio.to_thread(kv.scan, limit)
+        return (kv.encode_rows(rows) if rows.num_rows else b""), offset
+
+    async def snapshot_kv(self, retain: int, commit) -> int:
+        """Snapshots every changed KV state this server leads; ``commit(replica, handle)`` records each one."""
+        done = 0
+        for replica in list(self.replicas.values()):
+            kv = replica.kv
+            if kv is None or not replica.is_leader:
+                continue
+            lock = self._kv_locks.setdefault(replica.bucket, asyncio.Lock())
+            async with lock:  # a checkpoint while a batch is half-applied would be harmless, but keep it simple
+                handle = await asyncio.to_thread(kv.snapshot_if_changed, retain)
+            if handle is not None:
+                await commit(replica, handle)
+                done += 1
+        return done
 
     async def wait_for_high_watermark(self, replica: Replica, offset: int, timeout_s: float) -> None:
         """Waits until the high watermark covers ``offset`` (acks=all), failing clearly when it cannot."""

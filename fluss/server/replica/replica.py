@@ -24,6 +24,7 @@ from fluss.metadata import TableBucket, TableInfo
 from fluss.record.log_batch import parse_compression
 from fluss.server.log.config import LogConfig
 from fluss.server.log.tablet import LogTablet
+from fluss.server.replica.kv_replica import KvReplica
 
 DEFAULT_TTL = "7d"
 
@@ -62,6 +63,7 @@ class Replica:
         self.isr: list[int] = []
         self.pending_isr: list[int] | None = None
         self.followers: dict[int, FollowerProgress] = {}
+        self.kv: KvReplica | None = None  # the KV state, on the leader of a primary-key bucket
         self._lock = threading.Lock()
 
     @property
@@ -101,7 +103,8 @@ class Replica:
             self.isr = list(isr)
             self.pending_isr = None
             self.followers = {}
-            return new_term
+        self.close_kv()
+        return new_term
 
     def check_leader(self) -> None:
         if not self.is_leader:
@@ -138,6 +141,8 @@ class Replica:
         new_hw = min(leos)
         if new_hw > self.log.high_watermark:
             self.log.update_high_watermark(new_hw)
+            if self.kv is not None:
+                self.kv.flush(self.log.high_watermark)
             return True
         return False
 
@@ -164,9 +169,15 @@ class Replica:
             self.pending_isr = None
         self.maybe_advance_high_watermark()
 
+    def close_kv(self) -> None:
+        if self.kv is not None:
+            self.kv.close()
+            self.kv = None
+
     def close(self) -> None:
+        self.close_kv()
         self.log.close()
 
     def delete(self) -> None:
-        self.log.close()
+        self.close()
         shutil.rmtree(self.directory, ignore_errors=True)

@@ -22,11 +22,14 @@ from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.server.config import (
     DATA_DIR,
+    KV_SNAPSHOT_INTERVAL,
+    KV_SNAPSHOT_NUM_RETAINED,
     LOG_INDEX_INTERVAL_SIZE,
     LOG_RETENTION_CHECK_INTERVAL,
     LOG_SEGMENT_FILE_SIZE,
     MAX_REQUEST_SIZE,
     MIN_ISR,
+    REMOTE_DATA_DIR,
     REPLICA_FETCH_WAIT_MAX_TIME,
     REPLICA_MAX_LAG_TIME,
     TABLET_SERVER_ID,
@@ -69,6 +72,8 @@ class TabletServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(self.zk.start)
         self.zk.kazoo.add_listener(self._on_zk_state)
+        self.replicas.remote_data_dir = self.config.get(REMOTE_DATA_DIR) or ""
+        self.replicas.kv_snapshot_of = self._latest_kv_snapshot
         self.replicas.followers = ReplicaFetcherManager(
             self.replicas, self._address_of, self.config.get_duration_ms(REPLICA_FETCH_WAIT_MAX_TIME))
         self._grpc = grpc.aio.server(options=SERVER_OPTIONS)
@@ -81,6 +86,7 @@ class TabletServer:
         log.info("tablet server %d serving on %s:%d, data in %s", self.server_id, self.host, self.port, self.data_dir)
         self._background.append(asyncio.create_task(self._retention_loop()))
         self._background.append(asyncio.create_task(self._isr_loop()))
+        self._background.append(asyncio.create_task(self._kv_snapshot_loop()))
         await self._stopped.wait()
         if self.zk.kazoo.connected:
             try:
@@ -109,6 +115,43 @@ class TabletServer:
                 await self.replicas.maintain_isr(self._adjust_isr)
             except Exception:  # noqa: BLE001 - keep maintaining
                 log.exception("ISR maintenance failed")
+
+    async def _kv_snapshot_loop(self) -> None:
+        interval = self.config.get_duration_ms(KV_SNAPSHOT_INTERVAL) / 1000
+        retain = self.config.get_int(KV_SNAPSHOT_NUM_RETAINED)
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await self.replicas.snapshot_kv(retain, self._commit_kv_snapshot)
+            except Exception:  # noqa: BLE001 - try again next round
+                log.exception("KV snapshot round failed")
+
+    async def _commit_kv_snapshot(self, replica, handle) -> None:
+        tb = replica.bucket
+        await self.coordinator.call("CommitKvSnapshot", pb.CommitKvSnapshotRequest(
+            server_id=self.server_id, leader_epoch=replica.leader_epoch, snapshot=pb.KvSnapshotPb(
+                table_id=tb.table_id, partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
+                snapshot_id=handle.snapshot_id, log_offset=handle.log_offset,
+                manifest_path=self.replicas.kv_remote_dir(tb), create_time=handle.created_ms)))
+
+    async def _latest_kv_snapshot(self, tb):
+        """The latest KV snapshot the coordinator recorded for a bucket (None if there is none)."""
+        from fluss.server.kv.snapshot import list_snapshots
+
+        for attempt in range(20):
+            try:
+                resp = await self.coordinator.call("GetKvSnapshot", pb.GetKvSnapshotRequest(
+                    table_id=tb.table_id, partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id))
+                break
+            except Exception:  # noqa: BLE001 - coordinator failing over: wait a little
+                await asyncio.sleep(0.2 * (attempt + 1))
+        else:
+            return None
+        if not resp.found:
+            return None
+        wanted = resp.snapshot.snapshot_id
+        handles = await asyncio.to_thread(list_snapshots, resp.snapshot.manifest_path)
+        return next((h for h in handles if h.snapshot_id == wanted), None)
 
     async def _adjust_isr(self, replica, isr: list[int]):
         tb = replica.bucket

@@ -45,6 +45,66 @@ class TabletServicer(rpc.TabletServiceServicer):
             res.error.CopyFrom(error_info(e))
         return res
 
+    async def PutKv(self, request, context):
+        if request.acks not in (0, 1, ACKS_ALL):
+            err = pb.ErrorInfo(code=ErrorCode.INVALID_REQUIRED_ACKS,
+                               message=f"Invalid acks {request.acks}: use 0, 1 or -1 (all)")
+            return pb.PutKvResponse(buckets=[
+                pb.ProduceBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=err)
+                for b in request.buckets])
+        return pb.PutKvResponse(buckets=await asyncio.gather(*(self._put_bucket(request, b) for b in request.buckets)))
+
+    async def _put_bucket(self, request, b: pb.PutKvBucketPb) -> pb.ProduceBucketResultPb:
+        res = pb.ProduceBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK)
+        try:
+            if len(b.records) > self.max_request_bytes:
+                raise FlussError(f"Records for bucket {b.bucket_id} are {len(b.records)} bytes, more than the "
+                                 f"server's maximum request size {self.max_request_bytes}",
+                                 ErrorCode.RECORD_TOO_LARGE_EXCEPTION)
+            replica, info = await self.m.put_kv(request, b)
+            res.base_offset = info.first_offset
+            if request.acks == ACKS_ALL and info.last_offset >= 0:
+                await self.m.wait_for_high_watermark(replica, info.last_offset, (request.timeout_ms or 30_000) / 1000)
+        except Exception as e:  # noqa: BLE001
+            res.error.CopyFrom(error_info(e))
+        return res
+
+    async def Lookup(self, request, context):
+        out = []
+        for b in request.buckets:
+            res = pb.LookupBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK)
+            try:
+                found, rows = await self.m.lookup(TableBucket(request.table_id, b.bucket_id, b.partition_id),
+                                                  list(b.keys))
+                res.found.extend(found)
+                res.rows = rows
+            except Exception as e:  # noqa: BLE001
+                res.error.CopyFrom(error_info(e))
+            out.append(res)
+        return pb.LookupResponse(buckets=out)
+
+    async def PrefixLookup(self, request, context):
+        out = []
+        for b in request.buckets:
+            res = pb.PrefixLookupBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK)
+            try:
+                counts, rows = await self.m.prefix_lookup(
+                    TableBucket(request.table_id, b.bucket_id, b.partition_id), list(b.prefixes))
+                res.counts.extend(counts)
+                res.rows = rows
+            except Exception as e:  # noqa: BLE001
+                res.error.CopyFrom(error_info(e))
+            out.append(res)
+        return pb.PrefixLookupResponse(buckets=out)
+
+    async def ScanKv(self, request, context):
+        try:
+            rows, offset = await self.m.scan_kv(TableBucket(request.table_id, request.bucket_id, request.partition_id),
+                                                request.limit or None)
+            return pb.ScanKvResponse(error=OK, rows=rows, log_offset=offset)
+        except Exception as e:  # noqa: BLE001
+            return pb.ScanKvResponse(error=error_info(e))
+
     async def FetchLog(self, request, context):
         fetches = []
         for t in request.tables:

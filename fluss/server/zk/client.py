@@ -18,6 +18,7 @@ from fluss.server.zk import paths
 from fluss.server.zk.data import (
     Assignment,
     DatabaseRegistration,
+    KvSnapshotRecord,
     LeaderAndIsr,
     PartitionRegistration,
     TableRegistration,
@@ -254,6 +255,20 @@ class ZooKeeperClient:
         except NoNodeError:
             return None
         return decode(LeaderAndIsr, data), stat.version
+
+    def set_kv_snapshot(self, table_id: int, partition_id: int, bucket: int, record: KvSnapshotRecord) -> None:
+        path = paths.kv_snapshot(table_id, partition_id, bucket)
+        try:
+            self._zk.set(path, encode(record))
+        except NoNodeError:
+            self._zk.create(path, encode(record))
+
+    def get_kv_snapshot(self, table_id: int, partition_id: int, bucket: int) -> KvSnapshotRecord | None:
+        try:
+            data, _ = self._zk.get(paths.kv_snapshot(table_id, partition_id, bucket))
+        except NoNodeError:
+            return None
+        return decode(KvSnapshotRecord, data)
 
     def set_leader_and_isr(self, table_id: int, partition_id: int, bucket: int, value: LeaderAndIsr,
                            expected_version: int = -1) -> int:

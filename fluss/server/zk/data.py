@@ -70,6 +70,17 @@ class LeaderAndIsr:
 
 
 @dataclass
+class KvSnapshotRecord:
+    """A completed KV snapshot: its manifest lives under ``remote_dir``; replay starts at ``log_offset``."""
+
+    snapshot_id: int
+    log_offset: int
+    remote_dir: str
+    create_time: int
+    leader_epoch: int
+
+
+@dataclass
 class Assignment:
     """Replica assignment of a table (or a partition): bucket -> server ids, the first one the preferred leader."""
 

@@ -14,6 +14,7 @@ describes each node and the JSON stored in it.
     /metadata/table_id_seq, /metadata/partition_id_seq, /metadata/writer_id_seq   id counters (versioned CAS)
     /tabletservers/tables/{table_id}              replica assignment {bucket: [server ids]}
     /tabletservers/tables/{table_id}/buckets/{b}/leader_isr     {leader, leader_epoch, isr, coordinator_epoch, bucket_epoch}
+    /tabletservers/tables/{table_id}/buckets/{b}/kv_snapshot    the latest completed KV snapshot of the bucket
     /tabletservers/partitions/{partition_id}      replica assignment of a partition {table_id, buckets}
     /tabletservers/partitions/{partition_id}/buckets/{b}/leader_isr
 """
@@ -84,3 +85,7 @@ def leader_isr(table_id: int, partition_id: int, bucket: int) -> str:
 
 def bucket_dir(table_id: int, partition_id: int, bucket: int) -> str:
     return f"{bucket_root(table_id, partition_id)}/buckets/{bucket}"
+
+
+def kv_snapshot(table_id: int, partition_id: int, bucket: int) -> str:
+    return f"{bucket_dir(table_id, partition_id, bucket)}/kv_snapshot"

@@ -1,0 +1,207 @@
+"""The primary-key half of a bucket leader: its KvTablet, the PutKv write path, lookups and KV snapshots.
+
+Write path (one PutKv batch at a time per bucket): check the idempotent writer's sequence, merge the rows into
+the KvTablet's pre-write buffer (``prepare_batch``), append the resulting changelog to the bucket's log as one
+batch carrying the writer id and sequence, and drop the staged values again if the append fails. Staged values
+reach RocksDB only when the high watermark passes their log offset (``flush``), so lookups and KV snapshots
+never show a change that could still be lost.
+
+Recovery when a replica becomes leader: the local RocksDB if this server kept one that the log still covers,
+else the latest KV snapshot recorded by the coordinator, else nothing; then the changelog is replayed from
+the state's offset to the log end.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.record.change_type import ChangeType
+from fluss.record.log_batch import LogBatch, build_batch, iter_batches
+from fluss.server.kv.row_codec import decode_rows
+from fluss.server.kv.snapshot import (
+    SnapshotHandle,
+    create_snapshot,
+    delete_old_snapshots,
+    list_snapshots,
+    restore_snapshot,
+)
+from fluss.server.kv.tablet import OP_DELETE, OP_UPSERT, KvTablet
+from fluss.server.log.tablet import AppendInfo
+
+log = logging.getLogger(__name__)
+
+KV_DIR = "kv"
+REPLAY_CHUNK_BYTES = 8 << 20
+
+
+class KvReplica:
+    """Owned by a leader ``Replica`` of a primary-key table; closed when it stops leading."""
+
+    def __init__(self, replica, remote_dir: str | None) -> None:
+        self.replica = replica
+        self.remote_dir = remote_dir
+        self.kv: KvTablet | None = None
+        self.last_snapshot_offset = -1
+
+    @property
+    def local_dir(self) -> Path:
+        return Path(self.replica.directory) / KV_DIR
+
+    # ------------------------------------------------------------ recovery
+
+    def open(self, snapshot_of: Callable[[], SnapshotHandle | None]) -> None:
+        """Builds the leader's state (see the module docstring); ``snapshot_of`` asks for the latest snapshot."""
+        info = self.replica.table
+        schema, schema_id, props = info.row_schema, info.schema_id, info.get_properties()
+        log_ = self.replica.log
+        kv = None
+        if (self.local_dir / "db").exists():
+            kv = KvTablet.open(self.local_dir, schema, schema_id, props)
+            if not (log_.log_start_offset <= kv.flushed_offset <= log_.log_end_offset):
+                log.info("local KV state of %s covers offset %d, outside the log [%d, %d): discarded",
+                         self.replica.bucket, kv.flushed_offset, log_.log_start_offset, log_.log_end_offset)
+                kv.close()
+                shutil.rmtree(self.local_dir, ignore_errors=True)
+                kv = None
+        if kv is None:
+            handle = snapshot_of()
+            if handle is not None and self.remote_dir:
+                log.info("restoring %s from KV snapshot %d (log offset %d)", self.replica.bucket,
+                         handle.snapshot_id, handle.log_offset)
+                kv = restore_snapshot(handle, self.remote_dir, self.local_dir, schema, schema_id, props)
+                self.last_snapshot_offset = handle.log_offset
+            else:
+                kv = KvTablet.open(self.local_dir, schema, schema_id, props)
+                if log_.log_start_offset > 0:
+                    log.warning("%s has no KV snapshot and its log starts at %d: rows older than that are lost",
+                                self.replica.bucket, log_.log_start_offset)
+        self.kv = kv
+        replayed = self.replay(max(kv.flushed_offset, log_.log_start_offset))
+        log.info("KV state of %s ready at offset %d (%d changelog records replayed)", self.replica.bucket,
+                 kv.flushed_offset, replayed)
+
+    def replay(self, start: int) -> int:
+        """Applies the changelog from ``start`` to the log end straight to RocksDB; returns records applied."""
+        log_ = self.replica.log
+        schema = self.kv.arrow_schema
+        offset, applied = start, 0
+        while offset < log_.log_end_offset:
+            data = log_.read(offset, REPLAY_CHUNK_BYTES).records
+            if not data:
+                break
+            for batch in iter_batches(data):
+                if batch.next_offset <= offset:
+                    continue
+                rows, types = batch.to_arrow(schema), batch.change_types()
+                if batch.base_offset < offset:
+                    skip = offset - batch.base_offset
+                    rows, types = rows.slice(skip), types[skip:]
+                self.kv.apply_changelog(rows, types, batch.next_offset)
+                applied += rows.num_rows
+                offset = batch.next_offset
+        return applied
+
+    def close(self) -> None:
+        if self.kv is not None:
+            self.kv.close()
+            self.kv = None
+
+    # ------------------------------------------------------------ writes
+
+    def put(self, records: bytes, target_columns: list[int] | None, commit_timestamp: int) -> AppendInfo:
+        """Applies the client's batches in order; returns where their changelog went in the log."""
+        replica, kv = self.replica, self._kv()
+        log_ = replica.log
+        schema = kv.arrow_schema
+        first = last = -1
+        count = 0
+        for batch in iter_batches(records, validate=True):
+            earlier = log_.writers.check(batch.writer_id, batch.batch_sequence, str(replica.bucket))
+            if earlier is not None:  # a resend of a batch already applied
+                first = earlier.base_offset if first < 0 else first
+                last = max(last, earlier.last_offset)
+                continue
+            rows = batch.to_arrow(schema)
+            ops = _ops_of(batch)
+            start = log_.log_end_offset
+            changelog = kv.prepare_batch(rows, ops, target_columns, start)
+            if changelog.num_records == 0:  # nothing changed (e.g. first_row kept the old row)
+                log_.writers.update(batch.writer_id, batch.batch_sequence, start, start - 1)
+                continue
+            data = build_batch(changelog.batch, schema_id=replica.table.schema_id, compression=replica.compression,
+                               zstd_level=replica.zstd_level, change_types=changelog.change_types,
+                               writer_id=batch.writer_id, batch_sequence=batch.batch_sequence)
+            try:
+                info = log_.append_as_leader(data, replica.leader_epoch, commit_timestamp)
+            except BaseException:
+                kv.abort_from(start)
+                raise
+            first = info.first_offset if first < 0 else first
+            last = info.last_offset
+            count += info.record_count
+        if first < 0:
+            first = last = log_.log_end_offset - 1
+        return AppendInfo(first, last, count, commit_timestamp)
+
+    def flush(self, high_watermark: int) -> None:
+        if self.kv is not None:
+            self.kv.flush_up_to(high_watermark)
+
+    def _kv(self) -> KvTablet:
+        if self.kv is None:
+            raise FlussError(f"The KV state of {self.replica.bucket} is not ready", ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        return self.kv
+
+    # ------------------------------------------------------------ reads
+
+    def lookup(self, keys: list[bytes]) -> tuple[list[bool], pa.RecordBatch]:
+        values = self._kv().lookup(keys)
+        found = [v is not None for v in values]
+        rows = decode_rows([v for v in values if v is not None], self._kv().arrow_schema)
+        return found, rows
+
+    def prefix_lookup(self, prefixes: list[bytes]) -> tuple[list[int], pa.RecordBatch]:
+        kv = self._kv()
+        counts, values = [], []
+        for prefix in prefixes:
+            matched = kv.prefix_lookup(prefix)
+            counts.append(len(matched))
+            values.extend(matched)
+        return counts, decode_rows(values, kv.arrow_schema)
+
+    def scan(self, limit: int | None) -> tuple[pa.RecordBatch, int]:
+        return self._kv().scan_all(limit)
+
+    def encode_rows(self, rows: pa.RecordBatch) -> bytes:
+        """One uncompressed log batch holding ``rows`` (how lookups and scans send rows back)."""
+        return build_batch(rows, schema_id=self.replica.table.schema_id, compression=0)
+
+    # ------------------------------------------------------------ snapshots
+
+    def snapshot_if_changed(self, retain: int) -> SnapshotHandle | None:
+        """Uploads a snapshot when the committed state moved since the last one; returns it (or None)."""
+        kv = self.kv
+        if kv is None or not self.remote_dir or kv.flushed_offset <= self.last_snapshot_offset:
+            return None
+        existing = list_snapshots(self.remote_dir)
+        snapshot_id = existing[-1].snapshot_id + 1 if existing else 1
+        handle = create_snapshot(kv, self.remote_dir, snapshot_id)
+        self.last_snapshot_offset = handle.log_offset
+        delete_old_snapshots(self.remote_dir, retain)
+        return handle
+
+
+def _ops_of(batch: LogBatch) -> np.ndarray:
+    types = batch.change_types()
+    bad = ~np.isin(types, (ChangeType.Insert, ChangeType.UpdateAfter, ChangeType.Delete, ChangeType.AppendOnly))
+    if bad.any():
+        raise FlussError(f"PutKv record with change type {int(types[bad][0])}: use +U (upsert) or -D (delete)",
+                         ErrorCode.CORRUPT_RECORD_EXCEPTION)
+    return np.where(types == ChangeType.Delete, OP_DELETE, OP_UPSERT).astype(np.uint8)
