@@ -116,7 +116,13 @@ class MemoryBudget:
 
 
 class Sender:
-    """Ships pending batches to bucket leaders; runs on the I/O thread."""
+    """Ships pending batches to bucket leaders; runs on the I/O thread.
+
+    ``RPC``, ``_new_request`` and ``_bucket_request`` say what a request looks like (ProduceLog here; the
+    upsert writer's sender sends PutKv); batching, ordering, idempotence and retries are the same for both.
+    """
+
+    RPC = "ProduceLog"
 
     def __init__(self, io: IoThread, table: TableInfo, config: Config, budget: MemoryBudget) -> None:
         self.io = io
@@ -197,8 +203,7 @@ class Sender:
         self.meta = self.client.tables[self.table.table_path]
 
     async def _send(self, addr: str, tbs: list[TableBucket]) -> None:
-        req = pb.ProduceLogRequest(acks=self.acks, table_id=self.table.table_id,
-                                   timeout_ms=int(self.client.request_timeout_s * 1000))
+        req = self._new_request()
         taken: dict[TableBucket, list[_PendingBatch]] = {}
         size = 0
         for tb in tbs:
@@ -213,11 +218,10 @@ class Sender:
                 size += len(b.data)
                 batches.append(b)
             taken[tb] = batches
-            req.buckets.append(pb.ProduceBucketPb(partition_id=tb.partition_id_or_none_value,
-                                                  bucket_id=tb.bucket_id, records=b"".join(x.data for x in batches)))
+            req.buckets.append(self._bucket_request(tb, b"".join(x.data for x in batches)))
         retry_delay = 0.0
         try:
-            resp = await self.client.tablet_call(addr, "ProduceLog", req, self.client.request_timeout_s + 5)
+            resp = await self.client.tablet_call(addr, self.RPC, req, self.client.request_timeout_s + 5)
             results = {TableBucket(self.table.table_id, r.bucket_id, r.partition_id): r for r in resp.buckets}
         except FlussError as err:  # transport failure: every bucket of the request retries
             results = {tb: err for tb in taken}
@@ -245,6 +249,14 @@ class Sender:
         self.in_flight.difference_update(taken)
         self._wakeup.set()
 
+    def _new_request(self):
+        return pb.ProduceLogRequest(acks=self.acks, table_id=self.table.table_id,
+                                    timeout_ms=int(self.client.request_timeout_s * 1000))
+
+    def _bucket_request(self, tb: TableBucket, records: bytes):
+        return pb.ProduceBucketPb(partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
+                                  records=records)
+
     def _complete(self, batches: list[_PendingBatch], error: FlussError | None) -> None:
         for b in batches:
             self.budget.release(len(b.data))
@@ -256,7 +268,11 @@ class Sender:
 
 
 class _TableWriter:
-    """Shared by the append writer (and later the upsert writer): chunking, bucketing, encoding, sending."""
+    """Shared by the append and upsert writers: chunking, bucketing, encoding, sending.
+
+    A subclass changes what a pending row is and how it becomes Arrow (``_rows_to_batch``), how a
+    per-bucket piece is encoded (``_encode_piece``) and which sender ships it (``_make_sender``).
+    """
 
     def __init__(self, connection, table: TableInfo) -> None:
         self._conn = connection
@@ -279,10 +295,13 @@ class _TableWriter:
         self._budget = MemoryBudget(self._config.writer_buffer_memory_size,
                                     self._config.writer_buffer_wait_timeout_ms / 1000)
         self._io: IoThread = connection.io_thread()
-        self._sender = Sender(self._io, table, self._config, self._budget)
+        self._sender = self._make_sender()
         self._io.call(self._sender.start())
         self._linger = self._io.submit(self._linger_loop())
         connection.register(self)
+
+    def _make_sender(self) -> Sender:
+        return Sender(self._io, self._table, self._config, self._budget)
 
     # ------------------------------------------------------------ rows
 
@@ -304,7 +323,7 @@ class _TableWriter:
         if not rows:
             return
         try:
-            batch = rows_to_batch(rows, self._schema)
+            batch = self._rows_to_batch(rows)
         except FlussError:
             batch = self._convert_valid_rows(rows, chunk)
         self._write_batch(batch, chunk)
@@ -314,11 +333,14 @@ class _TableWriter:
         good = []
         for i, row in enumerate(rows):
             try:
-                rows_to_batch([row], self._schema)
+                self._rows_to_batch([row])
                 good.append(row)
             except FlussError as e:
                 chunk.row_errors[i] = e
-        return rows_to_batch(good, self._schema) if good else pa.RecordBatch.from_pylist([], schema=self._arrow_schema)
+        return self._rows_to_batch(good) if good else pa.RecordBatch.from_pylist([], schema=self._arrow_schema)
+
+    def _rows_to_batch(self, rows: list) -> pa.RecordBatch:
+        return rows_to_batch(rows, self._schema)
 
     # ------------------------------------------------------------ arrow
 
@@ -340,15 +362,17 @@ class _TableWriter:
                 encoded = []
                 for (partition, bucket), piece in pieces:
                     for part in _slices(piece, self._batch_size):
-                        data = build_batch(part, schema_id=self._table.schema_id, compression=self._compression,
-                                           zstd_level=self._zstd_level)
-                        encoded.append((partition, bucket, data))
+                        encoded.append((partition, bucket, self._encode_piece(part)))
                 self._enqueue(encoded, chunk)
         except BaseException as e:
             chunk.batch_done(e if isinstance(e, FlussError) else FlussError(str(e), ErrorCode.CLIENT_ERROR))
             raise
         if not hold:
             self._release_chunk(chunk)
+
+    def _encode_piece(self, piece: pa.RecordBatch) -> bytes:
+        return build_batch(piece, schema_id=self._table.schema_id, compression=self._compression,
+                           zstd_level=self._zstd_level)
 
     def _release_chunk(self, chunk: _Chunk) -> None:
         self._io.loop.call_soon_threadsafe(chunk.batch_done, None)

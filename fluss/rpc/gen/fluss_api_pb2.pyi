@@ -442,6 +442,72 @@ class GetMetadataResponse(_message.Message):
     partitions: _containers.RepeatedCompositeFieldContainer[PartitionMetadataPb]
     def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., coordinator: _Optional[_Union[ServerNodePb, _Mapping]] = ..., tablet_servers: _Optional[_Iterable[_Union[ServerNodePb, _Mapping]]] = ..., tables: _Optional[_Iterable[_Union[TableMetadataPb, _Mapping]]] = ..., partitions: _Optional[_Iterable[_Union[PartitionMetadataPb, _Mapping]]] = ...) -> None: ...
 
+class LakeBucketOffsetPb(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "log_offset", "max_timestamp", "partition_name")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    LOG_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    MAX_TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_NAME_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    log_offset: int
+    max_timestamp: int
+    partition_name: str
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., log_offset: _Optional[int] = ..., max_timestamp: _Optional[int] = ..., partition_name: _Optional[str] = ...) -> None: ...
+
+class LakeSnapshotPb(_message.Message):
+    __slots__ = ("table_id", "snapshot_id", "buckets", "commit_time")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    COMMIT_TIME_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    snapshot_id: int
+    buckets: _containers.RepeatedCompositeFieldContainer[LakeBucketOffsetPb]
+    commit_time: int
+    def __init__(self, table_id: _Optional[int] = ..., snapshot_id: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[LakeBucketOffsetPb, _Mapping]]] = ..., commit_time: _Optional[int] = ...) -> None: ...
+
+class ListLakeTablesRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListLakeTablesResponse(_message.Message):
+    __slots__ = ("error", "tables", "latest_snapshots")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    TABLES_FIELD_NUMBER: _ClassVar[int]
+    LATEST_SNAPSHOTS_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    tables: _containers.RepeatedCompositeFieldContainer[TableInfoPb]
+    latest_snapshots: _containers.RepeatedCompositeFieldContainer[LakeSnapshotPb]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., tables: _Optional[_Iterable[_Union[TableInfoPb, _Mapping]]] = ..., latest_snapshots: _Optional[_Iterable[_Union[LakeSnapshotPb, _Mapping]]] = ...) -> None: ...
+
+class CommitLakeTableSnapshotRequest(_message.Message):
+    __slots__ = ("snapshot",)
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    snapshot: LakeSnapshotPb
+    def __init__(self, snapshot: _Optional[_Union[LakeSnapshotPb, _Mapping]] = ...) -> None: ...
+
+class CommitLakeTableSnapshotResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class GetLatestLakeSnapshotRequest(_message.Message):
+    __slots__ = ("table_path",)
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ...) -> None: ...
+
+class GetLatestLakeSnapshotResponse(_message.Message):
+    __slots__ = ("error", "snapshot")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    snapshot: LakeSnapshotPb
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., snapshot: _Optional[_Union[LakeSnapshotPb, _Mapping]] = ...) -> None: ...
+
 class InitWriterRequest(_message.Message):
     __slots__ = ()
     def __init__(self) -> None: ...

@@ -124,6 +124,21 @@ class AdminServiceStub(object):
                 request_serializer=fluss__api__pb2.GetLatestKvSnapshotsRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.GetLatestKvSnapshotsResponse.FromString,
                 _registered_method=True)
+        self.ListLakeTables = channel.unary_unary(
+                '/fluss.rpc.AdminService/ListLakeTables',
+                request_serializer=fluss__api__pb2.ListLakeTablesRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.ListLakeTablesResponse.FromString,
+                _registered_method=True)
+        self.CommitLakeTableSnapshot = channel.unary_unary(
+                '/fluss.rpc.AdminService/CommitLakeTableSnapshot',
+                request_serializer=fluss__api__pb2.CommitLakeTableSnapshotRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.CommitLakeTableSnapshotResponse.FromString,
+                _registered_method=True)
+        self.GetLatestLakeSnapshot = channel.unary_unary(
+                '/fluss.rpc.AdminService/GetLatestLakeSnapshot',
+                request_serializer=fluss__api__pb2.GetLatestLakeSnapshotRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.GetLatestLakeSnapshotResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer(object):
@@ -231,6 +246,24 @@ class AdminServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ListLakeTables(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CommitLakeTableSnapshot(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetLatestLakeSnapshot(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -318,6 +351,21 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.GetLatestKvSnapshots,
                     request_deserializer=fluss__api__pb2.GetLatestKvSnapshotsRequest.FromString,
                     response_serializer=fluss__api__pb2.GetLatestKvSnapshotsResponse.SerializeToString,
+            ),
+            'ListLakeTables': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListLakeTables,
+                    request_deserializer=fluss__api__pb2.ListLakeTablesRequest.FromString,
+                    response_serializer=fluss__api__pb2.ListLakeTablesResponse.SerializeToString,
+            ),
+            'CommitLakeTableSnapshot': grpc.unary_unary_rpc_method_handler(
+                    servicer.CommitLakeTableSnapshot,
+                    request_deserializer=fluss__api__pb2.CommitLakeTableSnapshotRequest.FromString,
+                    response_serializer=fluss__api__pb2.CommitLakeTableSnapshotResponse.SerializeToString,
+            ),
+            'GetLatestLakeSnapshot': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetLatestLakeSnapshot,
+                    request_deserializer=fluss__api__pb2.GetLatestLakeSnapshotRequest.FromString,
+                    response_serializer=fluss__api__pb2.GetLatestLakeSnapshotResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -779,6 +827,87 @@ class AdminService(object):
             '/fluss.rpc.AdminService/GetLatestKvSnapshots',
             fluss__api__pb2.GetLatestKvSnapshotsRequest.SerializeToString,
             fluss__api__pb2.GetLatestKvSnapshotsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListLakeTables(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/ListLakeTables',
+            fluss__api__pb2.ListLakeTablesRequest.SerializeToString,
+            fluss__api__pb2.ListLakeTablesResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CommitLakeTableSnapshot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/CommitLakeTableSnapshot',
+            fluss__api__pb2.CommitLakeTableSnapshotRequest.SerializeToString,
+            fluss__api__pb2.CommitLakeTableSnapshotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetLatestLakeSnapshot(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/GetLatestLakeSnapshot',
+            fluss__api__pb2.GetLatestLakeSnapshotRequest.SerializeToString,
+            fluss__api__pb2.GetLatestLakeSnapshotResponse.FromString,
             options,
             channel_credentials,
             insecure,

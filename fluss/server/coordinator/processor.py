@@ -455,6 +455,21 @@ class CoordinatorEventProcessor:
     async def kv_snapshot(self, tb: TableBucket) -> KvSnapshotRecord | None:
         return await self._zk(self.zk.get_kv_snapshot, tb.table_id, tb.partition_id_or_none_value, tb.bucket_id)
 
+    async def commit_lake_snapshot(self, snapshot: dict) -> None:
+        await self.submit(self._commit_lake_snapshot, snapshot)
+
+    async def _commit_lake_snapshot(self, snapshot: dict) -> None:
+        table_id = snapshot["table_id"]
+        if table_id not in self.ctx.tables_by_id:
+            raise FlussError(f"Table id {table_id} does not exist", ErrorCode.TABLE_NOT_EXIST)
+        current = await self._zk(self.zk.get_lake_snapshot, table_id)
+        if current is not None and current["snapshot_id"] >= snapshot["snapshot_id"]:
+            return  # a retried report of a snapshot already recorded (or an older one): nothing to do
+        await self._zk(self.zk.set_lake_snapshot, table_id, snapshot)
+
+    async def lake_snapshot(self, table_id: int) -> dict | None:
+        return await self._zk(self.zk.get_lake_snapshot, table_id)
+
     async def init_writer(self) -> int:
         return await self._zk(self.zk.next_id, paths.WRITER_ID_SEQ)
 

@@ -181,6 +181,36 @@ class AdminServicer(rpc.AdminServiceServicer):
                 out.append(_snapshot_pb(tb, record))
         return pb.GetLatestKvSnapshotsResponse(error=OK, snapshots=out)
 
+    @_guard(pb.ListLakeTablesResponse)
+    async def ListLakeTables(self, request, context):
+        resp = pb.ListLakeTablesResponse(error=OK)
+        for info in sorted(self.p.ctx.tables_by_id.values(), key=lambda t: t.table_id):
+            if info.get_properties().get("table.datalake.enabled", "false").lower() != "true":
+                continue
+            resp.tables.append(info.to_pb())
+            snapshot = await self.p.lake_snapshot(info.table_id)
+            if snapshot is not None:
+                resp.latest_snapshots.append(_lake_snapshot_pb(snapshot))
+        return resp
+
+    @_guard(pb.CommitLakeTableSnapshotResponse)
+    async def CommitLakeTableSnapshot(self, request, context):
+        s = request.snapshot
+        await self.p.commit_lake_snapshot({
+            "table_id": s.table_id, "snapshot_id": s.snapshot_id, "commit_time": s.commit_time,
+            "buckets": [{"partition_id": b.partition_id, "bucket_id": b.bucket_id, "log_offset": b.log_offset,
+                         "max_timestamp": b.max_timestamp, "partition_name": b.partition_name}
+                        for b in s.buckets]})
+        return pb.CommitLakeTableSnapshotResponse(error=OK)
+
+    @_guard(pb.GetLatestLakeSnapshotResponse)
+    async def GetLatestLakeSnapshot(self, request, context):
+        info = self.p.table_or_raise(TablePath.from_pb(request.table_path))
+        snapshot = await self.p.lake_snapshot(info.table_id)
+        if snapshot is None:
+            raise FlussError(f"Table '{info.table_path}' has no lake snapshot yet", ErrorCode.LAKE_SNAPSHOT_NOT_EXIST)
+        return pb.GetLatestLakeSnapshotResponse(error=OK, snapshot=_lake_snapshot_pb(snapshot))
+
     @_guard(pb.InitWriterResponse)
     async def InitWriter(self, request, context):
         return pb.InitWriterResponse(error=OK, writer_id=await self.p.init_writer())
@@ -193,6 +223,12 @@ class AdminServicer(rpc.AdminServiceServicer):
             out.append(pb.BucketMetadataPb(bucket_id=tb.bucket_id, leader_id=leader, leader_epoch=lai.leader_epoch,
                                            replicas=self.p.ctx.replicas(tb), isr=lai.isr))
         return out
+
+
+def _lake_snapshot_pb(snapshot: dict) -> pb.LakeSnapshotPb:
+    return pb.LakeSnapshotPb(table_id=snapshot["table_id"], snapshot_id=snapshot["snapshot_id"],
+                             commit_time=snapshot.get("commit_time", 0),
+                             buckets=[pb.LakeBucketOffsetPb(**b) for b in snapshot["buckets"]])
 
 
 def _snapshot_pb(tb: TableBucket, record: KvSnapshotRecord) -> pb.KvSnapshotPb:

@@ -256,6 +256,21 @@ class ZooKeeperClient:
             return None
         return decode(LeaderAndIsr, data), stat.version
 
+    def set_lake_snapshot(self, table_id: int, snapshot: dict) -> None:
+        """Stores a table's latest lake snapshot (JSON: snapshot_id, commit_time, buckets)."""
+        path = paths.lake_snapshot(table_id)
+        try:
+            self._zk.set(path, dumps(snapshot))
+        except NoNodeError:
+            self._zk.create(path, dumps(snapshot), makepath=True)
+
+    def get_lake_snapshot(self, table_id: int) -> dict | None:
+        try:
+            data, _ = self._zk.get(paths.lake_snapshot(table_id))
+        except NoNodeError:
+            return None
+        return loads(data)
+
     def set_kv_snapshot(self, table_id: int, partition_id: int, bucket: int, record: KvSnapshotRecord) -> None:
         path = paths.kv_snapshot(table_id, partition_id, bucket)
         try:

@@ -15,6 +15,7 @@ describes each node and the JSON stored in it.
     /tabletservers/tables/{table_id}              replica assignment {bucket: [server ids]}
     /tabletservers/tables/{table_id}/buckets/{b}/leader_isr     {leader, leader_epoch, isr, coordinator_epoch, bucket_epoch}
     /tabletservers/tables/{table_id}/buckets/{b}/kv_snapshot    the latest completed KV snapshot of the bucket
+    /tabletservers/tables/{table_id}/lake_snapshot   the latest lake snapshot: {snapshot_id, buckets: [...]}
     /tabletservers/partitions/{partition_id}      replica assignment of a partition {table_id, buckets}
     /tabletservers/partitions/{partition_id}/buckets/{b}/leader_isr
 """
@@ -85,6 +86,10 @@ def leader_isr(table_id: int, partition_id: int, bucket: int) -> str:
 
 def bucket_dir(table_id: int, partition_id: int, bucket: int) -> str:
     return f"{bucket_root(table_id, partition_id)}/buckets/{bucket}"
+
+
+def lake_snapshot(table_id: int) -> str:
+    return f"{table_assignment(table_id)}/lake_snapshot"
 
 
 def kv_snapshot(table_id: int, partition_id: int, bucket: int) -> str:
