@@ -4,6 +4,11 @@ Python client (``import fluss``). Everything here is async, like the official cl
 from fluss.client.admin import FlussAdmin
 from fluss.client.config import Config
 from fluss.client.connection import FlussConnection
+from fluss.client.lookup import Lookuper, PrefixLookuper, TableLookup
+from fluss.client.scanner import LogScanner, RecordBatch, ScanRecord, ScanRecords
+from fluss.client.table import FlussTable, TableAppend, TableScan
+from fluss.client.upsert import TableUpsert, UpsertWriter
+from fluss.client.writer import AppendWriter, WriteResultHandle
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import (
     EARLIEST_OFFSET,
@@ -23,7 +28,9 @@ from fluss.record.change_type import ChangeType
 __version__ = "0.1.0"
 
 __all__ = [
-    "EARLIEST_OFFSET", "ChangeType", "Config", "DatabaseDescriptor", "DatabaseInfo", "ErrorCode", "FlussAdmin",
-    "FlussConnection", "FlussError", "OffsetSpec", "PartitionInfo", "Schema", "ServerNode", "TableBucket",
-    "TableDescriptor", "TableInfo", "TablePath",
+    "EARLIEST_OFFSET", "AppendWriter", "ChangeType", "Config", "DatabaseDescriptor", "DatabaseInfo", "ErrorCode",
+    "FlussAdmin", "FlussConnection", "FlussError", "FlussTable", "LogScanner", "Lookuper", "OffsetSpec",
+    "PartitionInfo", "PrefixLookuper", "RecordBatch", "ScanRecord", "ScanRecords", "Schema", "ServerNode",
+    "TableAppend", "TableBucket", "TableDescriptor", "TableInfo", "TableLookup", "TablePath", "TableScan",
+    "TableUpsert", "UpsertWriter", "WriteResultHandle",
 ]

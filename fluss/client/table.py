@@ -1,8 +1,11 @@
-"""FlussTable and its builders: ``new_append()``, ``new_scan()`` (later ``new_upsert()``, ``new_lookup()``)."""
+"""FlussTable and its builders: ``new_append()``, ``new_scan()``, ``new_upsert()`` (``fluss.client.upsert``) and
+``new_lookup()`` (``fluss.client.lookup``)."""
 
 from __future__ import annotations
 
+from fluss.client.lookup import TableLookup
 from fluss.client.scanner import LogScanner
+from fluss.client.upsert import TableUpsert
 from fluss.client.writer import AppendWriter
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableInfo, TablePath
@@ -82,6 +85,12 @@ class FlussTable:
 
     def new_scan(self) -> TableScan:
         return TableScan(self)
+
+    def new_upsert(self) -> TableUpsert:
+        return TableUpsert(self)
+
+    def new_lookup(self) -> TableLookup:
+        return TableLookup(self)
 
     def get_table_info(self) -> TableInfo:
         return self._info

@@ -17,6 +17,7 @@ from typing import Any
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.partition import partition_spec_to_name
+from fluss.lake.paimon import create_lake_table_if_enabled
 from fluss.metadata import DatabaseDescriptor, ServerNode, TableBucket, TableDescriptor, TableInfo, TablePath
 from fluss.server.config import (
     DEFAULT_BUCKET_NUMBER,
@@ -216,6 +217,9 @@ class CoordinatorEventProcessor:
             properties=resolved.properties, custom_properties=resolved.custom_properties,
             created_time=ts, modified_time=ts)
         schema_json = resolved.get_schema().row_schema.to_json()
+        # a lake-enabled table gets its Paimon table now, and the lake's catalog options as table properties
+        reg.properties.update(await create_lake_table_if_enabled(self.config.as_dict(),
+                                                                 table_info_of(path, reg, schema_json)))
         assignment, leaders = None, {}
         if not resolved.partition_keys:
             assignment, leaders = self._new_assignment(table_id, table_id, reg.bucket_count, rf)

@@ -264,6 +264,11 @@ class KvTablet:
                 k: (o, v) for o, k, v in zip(self._st_offsets, self._st_keys, self._st_values, strict=True)
             }
 
+    def has_staged_below(self, high_watermark: int) -> bool:
+        """Whether values staged for log records below ``high_watermark`` still wait to reach RocksDB."""
+        offsets = self._st_offsets
+        return bool(offsets) and offsets[0] < high_watermark
+
     def flush_up_to(self, high_watermark: int) -> int:
         """Write the staged values whose log records are below ``high_watermark`` to RocksDB (one
         ``WriteBatch``, with the new flushed offset); returns the number of values written."""

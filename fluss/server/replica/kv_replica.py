@@ -151,8 +151,14 @@ class KvReplica:
         return AppendInfo(first, last, count, commit_timestamp)
 
     def flush(self, high_watermark: int) -> None:
-        if self.kv is not None:
-            self.kv.flush_up_to(high_watermark)
+        """Makes every change below the high watermark visible (level-triggered: a missed call is caught up)."""
+        kv = self.kv
+        if kv is None or not kv.has_staged_below(high_watermark):
+            return
+        try:
+            kv.flush_up_to(high_watermark)
+        except Exception:  # noqa: BLE001 - retried at the next high-watermark check
+            log.exception("flushing the KV state of %s up to %d failed", self.replica.bucket, high_watermark)
 
     def _kv(self) -> KvTablet:
         if self.kv is None:

@@ -139,12 +139,12 @@ class Replica:
         leos = [self.log.log_end_offset]
         leos += [self.followers[r].leo if r in self.followers else 0 for r in self.maximal_isr() if r != self.local_id]
         new_hw = min(leos)
-        if new_hw > self.log.high_watermark:
+        moved = new_hw > self.log.high_watermark
+        if moved:
             self.log.update_high_watermark(new_hw)
-            if self.kv is not None:
-                self.kv.flush(self.log.high_watermark)
-            return True
-        return False
+        if self.kv is not None:
+            self.kv.flush(self.log.high_watermark)
+        return moved
 
     def propose_isr(self, max_lag_ms: int) -> list[int] | None:
         """The ISR this leader should ask for now (None if it is fine or a change is pending)."""
