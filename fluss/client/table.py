@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+from fluss.client.kv_scanner import KvSnapshotScanner
 from fluss.client.lookup import TableLookup
 from fluss.client.scanner import LogScanner
 from fluss.client.upsert import TableUpsert
 from fluss.client.writer import AppendWriter
 from fluss.errors import ErrorCode, FlussError
-from fluss.metadata import TableInfo, TablePath
+from fluss.metadata import TableBucket, TableInfo, TablePath
 
 
 class TableAppend:
@@ -62,8 +63,16 @@ class TableScan:
     async def create_record_batch_log_scanner(self) -> LogScanner:
         return LogScanner(self._table._conn, self._table.get_table_info(), self._projection, False, self._limit)
 
-    async def create_bucket_batch_scanner(self, bucket_id: int, partition_id: int | None = None) -> LogScanner:
-        """A bounded scanner of one bucket from its earliest offset (``limit`` rows at most)."""
+    async def create_bucket_batch_scanner(self, bucket_id: int, partition_id: int | None = None):
+        """A bounded scanner of one bucket: for a log table its log from the earliest offset, for a
+        primary-key table its current rows (a KV snapshot scan); ``limit`` rows at most."""
+        info = self._table.get_table_info()
+        if info.has_primary_key():
+            if bucket_id < 0 or bucket_id >= info.num_buckets:
+                raise FlussError(f"Bucket {bucket_id} does not exist in table '{info.table_path}' "
+                                 f"({info.num_buckets} buckets)", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+            return KvSnapshotScanner(self._table._conn, info, TableBucket(info.table_id, bucket_id, partition_id),
+                                     self._projection, self._limit)
         scanner = await self.create_record_batch_log_scanner()
         if partition_id is None:
             scanner.subscribe(bucket_id, -2)

@@ -133,3 +133,23 @@ async def test_restarted_leader_recovers_the_same_state(kv_cluster, kconn):
             assert time.monotonic() < deadline
             await asyncio.sleep(0.2)
     assert state == model
+
+
+async def test_snapshot_scan_reads_current_rows_with_the_offset_to_continue_from(kv_cluster, kconn):
+    admin = kconn.get_admin()
+    await admin.create_database("kv", ignore_if_exists=True)
+    path = TablePath("kv", "scanned")
+    await admin.create_table(path, TableDescriptor(Schema(SCHEMA, primary_keys=["id"]), bucket_count=1))
+    table = await kconn.get_table(path)
+    writer = table.new_upsert().create_writer()
+    rng, model = random.Random(3), {}
+    await _apply_random_ops(writer, model, rng, 300)
+    scanner = await table.new_scan().create_bucket_batch_scanner(0)
+    rows = scanner.to_arrow().to_pylist()
+    assert {r["id"]: r for r in rows} == model
+    end = (await admin.list_offsets(path, [0], fluss.OffsetSpec.latest()))[0]
+    assert scanner.log_offset == end  # the changelog continues exactly after the snapshot
+    limited = await table.new_scan().limit(5).project_by_name(["id"]).create_bucket_batch_scanner(0)
+    got = limited.to_arrow()
+    assert got.num_rows == 5 and got.schema.names == ["id"]
+    assert set(got.column("id").to_pylist()) <= set(model)
