@@ -244,7 +244,7 @@ class LogScanner:
             pending = [tb for tb, end in ends.items() if self._offsets.get(tb, end) < end]
             if not pending and not self._buffer:
                 return
-            for b in self._poll_batches(self._wait_ms, None):
+            for b in self._poll_batches(self._wait_ms, None, only=set(pending)):
                 end = ends.get(b.bucket, 0)
                 batch = b.batch
                 if b.last_offset >= end:  # written after the read started: cut at the end offset
@@ -266,13 +266,15 @@ class LogScanner:
             raise FlussError(f"{method}() needs a batch scanner (new_scan().create_record_batch_log_scanner())",
                              ErrorCode.CLIENT_ERROR)
 
-    def _poll_batches(self, timeout_ms: int, max_records: int | None) -> list[RecordBatch]:
+    def _poll_batches(self, timeout_ms: int, max_records: int | None,
+                      only: set[TableBucket] | None = None) -> list[RecordBatch]:
+        """Buffered batches, or one fetch round (of the ``only`` buckets, when given) if none are buffered."""
         if self._busy:
             raise FlussError("This scanner is already being read (poll or reader in progress)", ErrorCode.CLIENT_ERROR)
         self._busy = True
         try:
-            if not self._buffer and self._offsets:
-                self._io.call(self._fetch_round(timeout_ms))
+            if not self._buffer and self._offsets and (only is None or only):
+                self._io.call(self._fetch_round(timeout_ms, only))
             return self._take(max_records)
         finally:
             self._busy = False
@@ -357,10 +359,10 @@ class LogScanner:
                                                                          if t.partition_id is not None}))
         return out
 
-    async def _fetch_round(self, timeout_ms: int) -> None:
+    async def _fetch_round(self, timeout_ms: int, only: set[TableBucket] | None = None) -> None:
         await self._resolve_offsets()
         wait_ms = max(0, min(timeout_ms, self._wait_ms))
-        leaders = await self._leaders(list(self._offsets))
+        leaders = await self._leaders([tb for tb in self._offsets if only is None or tb in only])
         if not leaders:
             await asyncio.sleep(min(timeout_ms, 100) / 1000)
             return
