@@ -1,0 +1,89 @@
+"""Lake option keys and the resolution of the Paimon warehouse.
+
+Server options (``server.yaml``): ``datalake.format`` (only ``paimon``) and ``datalake.paimon.warehouse``
+(a local directory or any fsspec URL). When the format is set but the warehouse is not, the warehouse is
+``<remote.data.dir>/lake`` if ``remote.data.dir`` is set, else ``<data.dir>/lake`` (coordinator) - set it
+explicitly on a real cluster so the coordinator, the tiering job and readers agree.
+
+Table options: ``table.datalake.enabled`` [false] and ``table.datalake.freshness`` [3min], the target lag of
+the lake behind the log (the tiering job tiers a table at most once per freshness interval).
+
+Other ``datalake.paimon.*`` server keys are passed to the Paimon catalog with the prefix stripped. When a lake
+table is created the coordinator records ``table.datalake.format`` and the catalog options (as
+``table.datalake.paimon.*``) in the table's properties, so clients and the tiering job find the lake from the
+table alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.metadata import TableInfo
+
+DATALAKE_FORMAT = "datalake.format"
+DATALAKE_PAIMON_PREFIX = "datalake.paimon."
+DATALAKE_PAIMON_WAREHOUSE = "datalake.paimon.warehouse"
+REMOTE_DATA_DIR = "remote.data.dir"
+DATA_DIR = "data.dir"
+
+TABLE_DATALAKE_ENABLED = "table.datalake.enabled"
+TABLE_DATALAKE_FRESHNESS = "table.datalake.freshness"
+TABLE_DATALAKE_FORMAT = "table.datalake.format"
+#: The coordinator copies the cluster's Paimon catalog options into a lake table's properties under this prefix.
+TABLE_LAKE_PREFIX = "table.datalake.paimon."
+DEFAULT_FRESHNESS = "3min"
+
+PAIMON = "paimon"
+
+_UNITS_MS = {"ms": 1, "s": 1000, "sec": 1000, "min": 60_000, "m": 60_000, "h": 3_600_000, "d": 86_400_000}
+
+
+def is_lake_enabled(info: TableInfo) -> bool:
+    """True when the table has ``table.datalake.enabled = true``."""
+    return info.get_properties().get(TABLE_DATALAKE_ENABLED, "false").strip().lower() == "true"
+
+
+def parse_duration_ms(text: str) -> int:
+    """``500ms``, ``5s``, ``3min``, ``1h``, ``2d`` or a bare number of milliseconds."""
+    raw = text.strip().lower().replace(" ", "")
+    digits = raw.rstrip("abcdefghijklmnopqrstuvwxyz")
+    unit = raw[len(digits):] or "ms"
+    if not digits or unit not in _UNITS_MS:
+        raise FlussError(f"invalid duration '{text}'", ErrorCode.INVALID_CONFIG_EXCEPTION)
+    return int(float(digits) * _UNITS_MS[unit])
+
+
+def freshness_ms(info: TableInfo) -> int:
+    """The table's ``table.datalake.freshness`` in milliseconds."""
+    return parse_duration_ms(info.get_properties().get(TABLE_DATALAKE_FRESHNESS, DEFAULT_FRESHNESS))
+
+
+def lake_format(server_options: Mapping[str, str]) -> str | None:
+    fmt = server_options.get(DATALAKE_FORMAT)
+    return fmt.strip().lower() if fmt else None
+
+
+def warehouse_of(server_options: Mapping[str, str]) -> str:
+    """The Paimon warehouse for these server options (see the module docstring for the defaults)."""
+    explicit = server_options.get(DATALAKE_PAIMON_WAREHOUSE)
+    if explicit:
+        return str(explicit)
+    base = server_options.get(REMOTE_DATA_DIR) or server_options.get(DATA_DIR)
+    if not base:
+        raise FlussError(f"'{DATALAKE_PAIMON_WAREHOUSE}' is not set and neither is '{REMOTE_DATA_DIR}'",
+                         ErrorCode.LAKE_STORAGE_NOT_CONFIGURED_EXCEPTION)
+    return str(base).rstrip("/") + "/lake"
+
+
+def paimon_catalog_options(server_options: Mapping[str, str]) -> dict[str, str]:
+    """The pypaimon filesystem-catalog options: every ``datalake.paimon.*`` key without the prefix."""
+    opts = {k[len(DATALAKE_PAIMON_PREFIX):]: str(v) for k, v in server_options.items()
+            if k.startswith(DATALAKE_PAIMON_PREFIX)}
+    opts["warehouse"] = _strip_file_scheme(warehouse_of(server_options))
+    opts.setdefault("metastore", "filesystem")
+    return opts
+
+
+def _strip_file_scheme(url: str) -> str:
+    return url[len("file://"):] if url.startswith("file://") else url
