@@ -1,0 +1,88 @@
+"""The catalogue: every scenario of issue 8, which measurement answers it, and what it is compared with.
+
+A scenario's figure comes from this project (system ``fluss``); its raw limit and each peer's figure are looked up
+by key among the same run's measurements. ``available=False`` marks a feature that has not landed: the scenario
+is listed as not available (its raw limit may still be measured, and is shown on its own), never faked.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PEERS = ("redis", "kafka-java", "kafka-python", "apache-fluss")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    title: str
+    unit: str
+    better: str = "higher"
+    raw: str | None = None                                   # key of the raw-limit measurement
+    peers: dict[str, str] = field(default_factory=dict)      # peer system -> key of its comparable figure
+    available: bool = True
+    note: str = ""
+
+
+_LOG_PEERS_APPEND = {"redis": "log.append", "kafka-java": "log.append", "kafka-python": "log.append",
+                     "apache-fluss": "log.append.rf1"}
+_LOG_PEERS_APPEND_MB = {"redis": "log.append.mb", "kafka-java": "log.append.mb", "apache-fluss": "log.append.rf1.mb"}
+_LOG_PEERS_SCAN = {"redis": "log.scan.full", "kafka-java": "log.scan.full", "kafka-python": "log.scan.full",
+                   "apache-fluss": "log.scan.full"}
+_NO_PROJECTION = "peers cannot project columns: compared with their full scan"
+
+SCENARIOS: list[Scenario] = [
+    Scenario("log.append.rf1", "log append RF=1", "rows/s", raw="log.append", peers=_LOG_PEERS_APPEND),
+    Scenario("log.append.rf1.mb", "log append RF=1", "MB/s", raw="log.append.mb", peers=_LOG_PEERS_APPEND_MB),
+    Scenario("log.append.rf3", "log append RF=3 acks=all", "rows/s", raw="log.append",
+             peers={"apache-fluss": "log.append.rf3"}, note="Redis and Kafka run a single node: no RF=3 figure"),
+    Scenario("log.append.rf3.mb", "log append RF=3 acks=all", "MB/s", raw="log.append.mb",
+             peers={"apache-fluss": "log.append.rf3.mb"}),
+    Scenario("log.scan.full", "full scan (10 cols)", "rows/s", raw="log.scan.full", peers=_LOG_PEERS_SCAN),
+    Scenario("log.scan.projected", "projected scan (2/10)", "rows/s", raw="log.scan.projected",
+             peers={**_LOG_PEERS_SCAN, "apache-fluss": "log.scan.projected"}, note=_NO_PROJECTION),
+    Scenario("log.scan.full.tuned", "full scan, tuned fetch", "rows/s", raw="log.scan.full",
+             peers={**_LOG_PEERS_SCAN, "apache-fluss": "log.scan.full.tuned"},
+             note="scanner.log.fetch.wait-max-time=5ms, max-bytes-for-bucket=16mb"),
+    Scenario("log.scan.projected.tuned", "projected scan, tuned fetch", "rows/s", raw="log.scan.projected",
+             peers={**_LOG_PEERS_SCAN, "apache-fluss": "log.scan.projected.tuned"}, note="as above; " + _NO_PROJECTION),
+    Scenario("log.latency.p50", "append->poll p50 @10k rows/s", "ms", better="lower",
+             peers={"redis": "log.latency.p50", "kafka-java": "log.latency.p50", "kafka-python": "log.latency.p50",
+                    "apache-fluss": "log.latency.p50"},
+             note="kafka-java: EndToEndLatency, one message in flight"),
+    Scenario("log.latency.p99", "append->poll p99 @10k rows/s", "ms", better="lower",
+             peers={"redis": "log.latency.p99", "kafka-java": "log.latency.p99", "kafka-python": "log.latency.p99",
+                    "apache-fluss": "log.latency.p99"},
+             note="kafka-java: EndToEndLatency, one message in flight"),
+    Scenario("kv.upsert", "primary-key upsert", "rows/s", raw="kv.put", peers={"redis": "kv.upsert"},
+             note="per-row upsert() calls; raw = rocksdict WriteBatch"),
+    Scenario("kv.lookup.batched", "lookup, batched", "rows/s", raw="kv.multiget", peers={"redis": "kv.lookup.batched"},
+             note="1,000 concurrent lookup() calls; raw = rocksdict multi-get"),
+    Scenario("kv.lookup.latency.p50", "lookup, single key p50", "ms", better="lower",
+             peers={"redis": "kv.lookup.latency.p50"}),
+    Scenario("kv.lookup.latency.p99", "lookup, single key p99", "ms", better="lower",
+             peers={"redis": "kv.lookup.latency.p99"}),
+    Scenario("kv.recovery", "KV recovery per 1M rows", "s", better="lower", available=False),
+    Scenario("tiering", "lake tiering throughput", "rows/s", available=False),
+]
+
+NOT_LANDED = "not available: not measured by the suite yet (KV recovery time, lake tiering)"
+
+
+@dataclass(frozen=True)
+class Goal:
+    """A target of issue 3: ``numerator / denominator >= at_least`` (scenario ids, or ``PAIRED_RAW``)."""
+
+    text: str
+    numerator: str
+    denominator: str
+    at_least: float
+
+
+PAIRED_RAW = "paired-raw"  # denominator meaning "the raw append measured right after each round"
+
+GOALS = [
+    Goal("appends >= 25% of the raw file rate (RF=1, paired per round)", "log.append.rf1", PAIRED_RAW, 0.25),
+    Goal("projected scan (2 of 10 columns) >= 3x the full scan", "log.scan.projected", "log.scan.full", 3.0),
+    Goal("same, with the tuned fetch settings", "log.scan.projected.tuned", "log.scan.full.tuned", 3.0),
+]
