@@ -84,6 +84,8 @@ class Config:
     def set(self, key: str, value: object) -> None:
         if key.startswith("client.") and key != "client.id":
             key = key[len("client."):]
+        if key.endswith("-ms") and key[:-3] in DEFAULTS:  # the official client's form: "writer.batch-timeout-ms"
+            key, value = key[:-3], f"{int(value)}ms"
         self._props[key] = str(value).lower() if isinstance(value, bool) else str(value)
 
     def get(self, key: str, default: str | None = None) -> str | None:
