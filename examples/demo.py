@@ -72,7 +72,7 @@ async def walkthrough(bootstrap: str) -> None:
     scanner.subscribe_buckets({b: fluss.EARLIEST_OFFSET for b in range(3)})
     seen = 0
     while seen < 10_005:
-        records = scanner.poll(1000)
+        records = await scanner.poll(1000)
         seen += len(records)
         for rec in records:
             if rec.row["customer"] == "c-live":
@@ -81,7 +81,7 @@ async def walkthrough(bootstrap: str) -> None:
 
     projected = await table.new_scan().project_by_name(["customer", "amount"]).create_record_batch_log_scanner()
     projected.subscribe_buckets({b: fluss.EARLIEST_OFFSET for b in range(3)})
-    totals = projected.to_arrow().group_by("customer").aggregate([("amount", "sum")]).sort_by(
+    totals = (await projected.to_arrow()).group_by("customer").aggregate([("amount", "sum")]).sort_by(
         [("amount_sum", "descending")])
     print("  top customers by amount (projected scan of 2 columns):")
     for row in totals.slice(0, 3).to_pylist():

@@ -69,13 +69,9 @@ class FlussConnection:
             await c.aclose()
         await asyncio.to_thread(self._io.stop)
 
-    def close(self) -> None:
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            asyncio.run(self.aclose())
-            return
-        loop.create_task(self.aclose())
+    async def close(self) -> None:
+        """Closes writers, scanners and every channel (as the official client, a coroutine)."""
+        await self.aclose()
 
     async def __aenter__(self) -> FlussConnection:
         return self
@@ -87,7 +83,12 @@ class FlussConnection:
         return self
 
     def __exit__(self, *exc: object) -> bool:
-        self.close()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            asyncio.run(self.aclose())
+            return False
+        loop.create_task(self.aclose())
         return False
 
     def __repr__(self) -> str:

@@ -28,15 +28,15 @@ class KvSnapshotScanner:
         self._limit = limit
         self.log_offset: int | None = None
 
-    def to_arrow(self) -> pa.Table:
-        batch, self.log_offset = self._io.call(self._scan())
+    async def to_arrow(self) -> pa.Table:
+        batch, self.log_offset = await self._io.wait(self._scan())
         table = pa.Table.from_batches([batch]) if batch is not None else self._table.row_schema.to_arrow().empty_table()
         if self._projection is not None:
             table = table.select(self._projection)
         return table
 
-    def to_pandas(self):
-        return self.to_arrow().to_pandas()
+    async def to_pandas(self):
+        return (await self.to_arrow()).to_pandas()
 
     async def _scan(self) -> tuple[pa.RecordBatch | None, int]:
         client = self._io.client

@@ -200,7 +200,11 @@ class LogScanner:
 
     # ------------------------------------------------------------ polling
 
-    def poll(self, timeout_ms: int) -> ScanRecords:
+    async def poll(self, timeout_ms: int) -> ScanRecords:
+        """Records of the subscribed buckets (empty when none arrive within ``timeout_ms``)."""
+        return await asyncio.to_thread(self._poll_records, timeout_ms)
+
+    def _poll_records(self, timeout_ms: int) -> ScanRecords:
         if not self._record_mode:
             raise FlussError("poll() needs a record scanner (new_scan().create_log_scanner()); "
                              "use poll_arrow() or poll_record_batch() on a batch scanner", ErrorCode.CLIENT_ERROR)
@@ -214,21 +218,32 @@ class LogScanner:
                 recs.append(ScanRecord(b.base_offset + i, b.timestamp, ChangeType(int(cts[i])), row))
         return ScanRecords(out)
 
-    def poll_record_batch(self, timeout_ms: int) -> list[RecordBatch]:
+    async def poll_record_batch(self, timeout_ms: int) -> list[RecordBatch]:
+        """Arrow batches with their bucket and offsets."""
         self._require_batch_mode("poll_record_batch")
+        return await asyncio.to_thread(self._poll_batches, timeout_ms, None)
+
+    def poll_record_batch_sync(self, timeout_ms: int) -> list[RecordBatch]:
+        """Blocking form of ``poll_record_batch`` for code running off the event loop (e.g. in a worker)."""
+        self._require_batch_mode("poll_record_batch_sync")
         return self._poll_batches(timeout_ms, None)
 
-    def poll_arrow(self, timeout_ms: int) -> pa.Table:
+    async def poll_arrow(self, timeout_ms: int) -> pa.Table:
+        """The polled batches as one Arrow table (empty, with the schema, when nothing arrived)."""
         self._require_batch_mode("poll_arrow")
-        batches = self._poll_batches(timeout_ms, None)
+        batches = await asyncio.to_thread(self._poll_batches, timeout_ms, None)
         return pa.Table.from_batches([b.batch for b in batches], schema=self._read_schema)
 
-    def to_arrow(self) -> pa.Table:
+    async def to_arrow(self) -> pa.Table:
+        """Everything from the subscribed offsets up to the latest offsets at the time of the call."""
         self._require_batch_mode("to_arrow")
-        return pa.Table.from_batches(list(self._read_to_end()), schema=self._read_schema)
+        return await asyncio.to_thread(self._read_all)
 
-    def to_pandas(self):
-        return self.to_arrow().to_pandas()
+    async def to_pandas(self):
+        return (await self.to_arrow()).to_pandas()
+
+    def _read_all(self) -> pa.Table:
+        return pa.Table.from_batches(list(self._read_to_end()), schema=self._read_schema)
 
     def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
         self._require_batch_mode("to_arrow_batch_reader")
@@ -417,6 +432,16 @@ class LogScanner:
             self._buffer.append(RecordBatch(rb, tb, base, batch.last_offset, cts, batch.commit_timestamp))
             offset = batch.next_offset
         self._offsets[tb] = offset
+
+    async def __aiter__(self):
+        """Records (record scanner) or RecordBatch objects (batch scanner), polled for ever."""
+        while True:
+            if self._record_mode:
+                for record in await self.poll(self._wait_ms):
+                    yield record
+            else:
+                for batch in await self.poll_record_batch(self._wait_ms):
+                    yield batch
 
     async def aclose(self) -> None:
         self._offsets.clear()

@@ -493,6 +493,12 @@ class _TableWriter:
         await asyncio.to_thread(self._drain_rows)
         await self._io.wait(self._sender.wait_idle())
 
+    async def __aenter__(self):
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.flush()
+
     async def aclose(self) -> None:
         self._linger.cancel()
         try:

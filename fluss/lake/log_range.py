@@ -8,8 +8,10 @@ fails instead of hanging.
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 
 from fluss.client.scanner import RecordBatch
 from fluss.errors import ErrorCode, FlussError
@@ -17,16 +19,25 @@ from fluss.errors import ErrorCode, FlussError
 Ranges = dict[int, tuple[int, int]]  # bucket -> [start, end)
 
 
-def iter_log_range(scanner, ranges: Ranges, poll_timeout_ms: int = 500,
-                   stall_timeout_s: float = 60.0) -> Iterator[RecordBatch]:
-    """Yields the record batches of every bucket's ``[start, end)`` (blocking: run it off the event loop)."""
+async def poll_batches(scanner, timeout_ms: int) -> list[RecordBatch]:
+    """One ``poll_record_batch`` of a batch scanner, without blocking the event loop."""
+    blocking = getattr(scanner, "poll_record_batch_sync", None)
+    if blocking is not None:
+        return await asyncio.to_thread(blocking, timeout_ms)
+    result = scanner.poll_record_batch(timeout_ms)
+    return await result if inspect.isawaitable(result) else result
+
+
+async def iter_log_range(scanner, ranges: Ranges, poll_timeout_ms: int = 500,
+                         stall_timeout_s: float = 60.0) -> AsyncIterator[RecordBatch]:
+    """Yields the record batches of every bucket's ``[start, end)``."""
     pos = {b: s for b, (s, e) in ranges.items() if e > s}
     if not pos:
         return
     scanner.subscribe_buckets(dict(pos))
     last_progress = time.monotonic()
     while pos:
-        batches = scanner.poll_record_batch(poll_timeout_ms)
+        batches = scanner.poll_record_batch_sync(poll_timeout_ms)
         if batches:
             last_progress = time.monotonic()
         elif time.monotonic() - last_progress > stall_timeout_s:

@@ -64,7 +64,7 @@ async def test_corrupt_unknown_and_mismatched_batches_are_rejected(conn, admin, 
     assert (await admin.list_offsets(path, [0], OffsetSpec.latest()))[0] == 3  # nothing else was stored
     scanner = await table.new_scan().create_record_batch_log_scanner()
     scanner.subscribe(0, EARLIEST_OFFSET)
-    assert scanner.to_arrow().column("v").to_pylist() == [1, 2, 3]
+    assert (await scanner.to_arrow()).column("v").to_pylist() == [1, 2, 3]
 
 
 async def test_fetch_of_unknown_bucket_and_bad_projection(conn, admin, database):
@@ -90,8 +90,8 @@ async def test_bucket_batch_scanner_with_limit(conn, admin, database):
     offsets = await admin.list_offsets(path, [0, 1], OffsetSpec.latest())
     bucket = max(offsets, key=offsets.get)
     scanner = await table.new_scan().limit(10).create_bucket_batch_scanner(bucket)
-    got = scanner.to_arrow()
+    got = (await scanner.to_arrow())
     assert got.num_rows == 10
     full = await table.new_scan().create_record_batch_log_scanner()
     full.subscribe(bucket, EARLIEST_OFFSET)
-    assert got.column("v").to_pylist() == full.to_arrow().column("v").to_pylist()[:10]
+    assert got.column("v").to_pylist() == (await full.to_arrow()).column("v").to_pylist()[:10]

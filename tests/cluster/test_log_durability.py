@@ -36,7 +36,7 @@ async def dconn(small_segments_cluster):
 async def _read_all(table, buckets) -> pa.Table:
     scanner = await table.new_scan().create_record_batch_log_scanner()
     scanner.subscribe_buckets({b: EARLIEST_OFFSET for b in buckets})
-    return scanner.to_arrow()
+    return await scanner.to_arrow()
 
 
 async def test_acknowledged_batches_survive_sigkill_of_the_leader(small_segments_cluster, dconn):
@@ -113,7 +113,7 @@ async def test_log_spans_many_segments_and_reads_from_every_offset(small_segment
     for start in (0, 1, 499, 500, 7_777, 12_345, total - 1):
         scanner = await table.new_scan().create_record_batch_log_scanner()
         scanner.subscribe(0, start)
-        assert scanner.to_arrow().column("n").to_pylist() == list(range(start, total))
+        assert (await scanner.to_arrow()).column("n").to_pylist() == list(range(start, total))
 
 
 async def test_retention_deletes_only_whole_expired_segments(small_segments_cluster, dconn):

@@ -47,7 +47,7 @@ async def _read_all(table, buckets, projection=None) -> pa.Table:
         scan = scan.project_by_name(projection)
     scanner = await scan.create_record_batch_log_scanner()
     scanner.subscribe_buckets({b: EARLIEST_OFFSET for b in buckets})
-    return scanner.to_arrow()
+    return await scanner.to_arrow()
 
 
 @pytest.mark.parametrize("compression", ["ZSTD", "LZ4_FRAME", "NONE"])
@@ -64,7 +64,7 @@ async def test_every_type_round_trips_exactly(conn, admin, database, compression
     got = []
     deadline = time.monotonic() + 10
     while len(got) < len(ROWS) and time.monotonic() < deadline:
-        got.extend(scanner.poll(500))
+        got.extend(await scanner.poll(500))
     assert [r.offset for r in got] == [0, 1, 2]
     assert all(r.change_type == fluss.ChangeType.AppendOnly for r in got)
     assert all(r.timestamp > 0 for r in got)
@@ -143,13 +143,13 @@ async def test_partitioned_table_routes_rows_and_creates_partitions(conn, admin,
     scanner = await table.new_scan().create_record_batch_log_scanner()
     for pid in parts.values():
         scanner.subscribe_partition_buckets({(pid, 0): EARLIEST_OFFSET, (pid, 1): EARLIEST_OFFSET})
-    got = scanner.to_arrow()
+    got = (await scanner.to_arrow())
     assert sorted(zip(got.column("day").to_pylist(), got.column("v").to_pylist(), strict=True)) == \
         sorted((days[i % 3], i) for i in range(90))
     only = await table.new_scan().create_record_batch_log_scanner()
     pid = parts["2024-01-02"]
     only.subscribe_partition_buckets({(pid, 0): EARLIEST_OFFSET, (pid, 1): EARLIEST_OFFSET})
-    assert set(only.to_arrow().column("day").to_pylist()) == {"2024-01-02"}
+    assert set((await only.to_arrow()).column("day").to_pylist()) == {"2024-01-02"}
     offsets = await admin.list_partition_offsets(table.get_table_path(), "2024-01-02", [0, 1], OffsetSpec.latest())
     assert sum(offsets.values()) == 30
 
@@ -204,7 +204,7 @@ async def test_fetch_outside_the_log_is_an_offset_error(conn, admin, database):
     scanner = await table.new_scan().create_log_scanner()
     scanner.subscribe(0, 1000)
     with pytest.raises(FlussError) as e:
-        scanner.poll(200)
+        await scanner.poll(200)
     assert e.value.error_code == ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION
 
 

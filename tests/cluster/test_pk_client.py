@@ -36,7 +36,7 @@ async def _changelog(table, buckets, expected: int, partition_id: int | None = N
     got = []
     deadline = time.monotonic() + 15
     while len(got) < expected and time.monotonic() < deadline:
-        got.extend(scanner.poll(300))
+        got.extend(await scanner.poll(300))
     return got
 
 

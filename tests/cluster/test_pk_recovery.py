@@ -145,11 +145,11 @@ async def test_snapshot_scan_reads_current_rows_with_the_offset_to_continue_from
     rng, model = random.Random(3), {}
     await _apply_random_ops(writer, model, rng, 300)
     scanner = await table.new_scan().create_bucket_batch_scanner(0)
-    rows = scanner.to_arrow().to_pylist()
+    rows = (await scanner.to_arrow()).to_pylist()
     assert {r["id"]: r for r in rows} == model
     end = (await admin.list_offsets(path, [0], fluss.OffsetSpec.latest()))[0]
     assert scanner.log_offset == end  # the changelog continues exactly after the snapshot
     limited = await table.new_scan().limit(5).project_by_name(["id"]).create_bucket_batch_scanner(0)
-    got = limited.to_arrow()
+    got = (await limited.to_arrow())
     assert got.num_rows == 5 and got.schema.names == ["id"]
     assert set(got.column("id").to_pylist()) <= set(model)

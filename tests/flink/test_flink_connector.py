@@ -29,7 +29,7 @@ async def _read_all(conn, path: fluss.TablePath, columns: list[str] | None = Non
     scanner = await scan.create_record_batch_log_scanner()
     info = await conn.get_admin().get_table_info(path)
     scanner.subscribe_buckets({b: fluss.EARLIEST_OFFSET for b in range(info.num_buckets)})
-    return scanner.to_arrow()
+    return await scanner.to_arrow()
 
 
 async def test_catalog_ddl_is_visible_to_the_python_admin(batch_env, admin, flink_db):
@@ -123,7 +123,7 @@ async def test_insert_in_batch_mode_is_read_back_by_the_python_client(batch_env,
     for bucket in range(4):
         scanner = await table.new_scan().create_record_batch_log_scanner()
         scanner.subscribe_buckets({bucket: fluss.EARLIEST_OFFSET})
-        data = scanner.to_arrow()
+        data = (await scanner.to_arrow())
         total += data.num_rows
         batch = data.select(["id"]).combine_chunks().to_batches()[0]
         assert set(bucket_ids(batch, [0], 4).tolist()) <= {bucket}

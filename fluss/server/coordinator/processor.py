@@ -407,7 +407,8 @@ class CoordinatorEventProcessor:
         if server_id not in new_isr or any(r not in replicas for r in new_isr):
             raise FlussError(f"Invalid ISR {new_isr} for {tb} with replicas {replicas}",
                              ErrorCode.INELIGIBLE_REPLICA_EXCEPTION)
-        isr = [r for r in replicas if r in new_isr]
+        # a server in controlled shutdown may leave the ISR but never re-enter it
+        isr = [r for r in replicas if r in new_isr and (r not in self.shutting_down or r in lai.isr)]
         new = LeaderAndIsr(lai.leader, lai.leader_epoch, isr, self.ctx.epoch, lai.bucket_epoch + 1)
         await self._write_leader(tb, new, version, notify=False)
         log.info("ISR of %s changed %s -> %s", tb, lai.isr, isr)
