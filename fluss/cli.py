@@ -5,6 +5,9 @@
     fluss cluster start [--tablet-servers N] [--coordinators N] [--dir DIR] [--port P]
     fluss cluster status [--dir DIR]
     fluss cluster stop [--dir DIR]
+    fluss tiering start --bootstrap-servers HOST:PORT [--once] [--interval 5s] [--parallelism N]
+    fluss tiering status --bootstrap-servers HOST:PORT
+    fluss sql [-f FILE] [--bootstrap-servers HOST:PORT] [--mode batch|streaming] [-D key=value ...]
 """
 
 from __future__ import annotations
@@ -93,6 +96,24 @@ def _cluster(args: argparse.Namespace) -> int:
     return 1
 
 
+def _tiering(args: argparse.Namespace, rest: list[str]) -> int:
+    if args.action == "start":  # the job's own options (--once, --interval, --parallelism, --warehouse) pass through
+        from tiering_job.job import main as tiering_main
+
+        return tiering_main(["--bootstrap-servers", args.bootstrap_servers, *rest])
+    import fluss
+    from fluss.lake.status import tiering_status
+
+    async def status() -> None:
+        config = fluss.Config({"bootstrap.servers": args.bootstrap_servers})
+        async with await fluss.FlussConnection.create(config) as conn:
+            for table in await tiering_status(conn):
+                print(table.describe())
+
+    asyncio.run(status())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fluss", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -106,10 +127,26 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--tablet-servers", type=int, default=3)
     c.add_argument("--coordinators", type=int, default=1)
     c.add_argument("--port", type=int, default=9123, help="coordinator port (the bootstrap address)")
-    args = parser.parse_args(argv)
+    t = sub.add_parser("tiering", help="the lake tiering job (PyFlink) and its progress")
+    t.add_argument("action", choices=["start", "status"])
+    t.add_argument("--bootstrap-servers", required=True)
+    q = sub.add_parser("sql", help="run Flink SQL (PyFlink) with the Fluss connector and catalog fluss_catalog")
+    q.add_argument("-f", "--file", help="SQL script (statements end with ';'); without it, read stdin")
+    q.add_argument("--bootstrap-servers", default="127.0.0.1:9123")
+    q.add_argument("--mode", choices=["batch", "streaming"], default="streaming", help="execution.runtime-mode")
+    q.add_argument("-D", dest="define", action="append", help="a Flink option: key=value")
+    args, rest = parser.parse_known_args(argv)
+    if rest and not (args.command == "tiering" and args.action == "start"):
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         if args.command == "cluster":
             return _cluster(args)
+        if args.command == "tiering":
+            return _tiering(args, rest)
+        if args.command == "sql":
+            from fluss.flink.sql import main as sql_main
+
+            return sql_main(args.bootstrap_servers, args.file, args.mode, _overrides(args.define or []))
         return _run_server(args.command, args)
     except FlussError as e:
         print(f"error: {e}", file=sys.stderr)

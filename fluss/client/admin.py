@@ -89,6 +89,14 @@ class AdminCalls:
             table_path=table_path.to_pb(), partition_spec={k: str(v) for k, v in (partition_spec or {}).items()}))
         return [PartitionInfo.from_pb(p) for p in resp.partitions]
 
+    async def get_latest_lake_snapshot(self, table_path: TablePath):
+        """The latest lake snapshot of a lake-enabled table (LAKE_SNAPSHOT_NOT_EXIST before the first tiering)."""
+        from fluss.lake.snapshot import LakeSnapshot
+
+        resp = await self._c.admin_call("GetLatestLakeSnapshot",
+                                        pb.GetLatestLakeSnapshotRequest(table_path=table_path.to_pb()))
+        return LakeSnapshot.from_pb(resp.snapshot)
+
     async def get_server_nodes(self) -> list[ServerNode]:
         resp = await self._c.admin_call("GetServerNodes", pb.GetServerNodesRequest())
         return [ServerNode.from_pb(n) for n in resp.nodes]
@@ -150,7 +158,7 @@ class AdminCalls:
 PUBLIC_METHODS = [
     "create_database", "drop_database", "list_databases", "database_exists", "get_database_info", "create_table",
     "drop_table", "get_table_info", "list_tables", "table_exists", "create_partition", "drop_partition",
-    "list_partition_infos", "get_server_nodes", "list_offsets", "list_partition_offsets",
+    "list_partition_infos", "get_server_nodes", "list_offsets", "list_partition_offsets", "get_latest_lake_snapshot",
 ]
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -50,7 +49,7 @@ from fluss.lake.config import (
     lake_format,
     paimon_catalog_options,
 )
-from fluss.metadata import NO_PARTITION, TableInfo, TablePath
+from fluss.metadata import TableInfo, TablePath
 
 log = logging.getLogger(__name__)
 
@@ -343,9 +342,5 @@ def lake_of_table(info: TableInfo, warehouse: str | None = None) -> PaimonLake:
     return PaimonLake(options)
 
 
-def now_ms() -> int:
-    return int(time.time() * 1000)
-
-
-__all__ = ["COMMIT_USER", "NO_PARTITION", "ROW_KIND_COLUMN", "LakeWriter", "PaimonLake", "TieredProgress",
+__all__ = ["COMMIT_USER", "ROW_KIND_COLUMN", "LakeWriter", "PaimonLake", "TieredProgress",
            "create_lake_table_if_enabled", "lake_of_table", "paimon_arrow_schema"]

@@ -130,17 +130,12 @@ async def _tier(conn, lake: PaimonLake, info: TableInfo, coordinator_snapshot: L
     offsets = dict(progress.offsets) if progress else {}
     max_ts = dict(progress.max_timestamps) if progress else {}
     try:
-        def write_all() -> int:
-            rows = 0
-            for rb in iter_log_range(scanner, result.ranges):
-                b = rb.bucket.bucket_id
-                writer.write(b, rb.batch, rb.change_types)
-                rows += rb.batch.num_rows
-                key = (NO_PARTITION, b)
-                max_ts[key] = max(max_ts.get(key, -1), int(rb.timestamp))
-            return rows
-
-        result.rows = await asyncio.to_thread(write_all)
+        async for rb in iter_log_range(scanner, result.ranges):
+            b = rb.bucket.bucket_id
+            await asyncio.to_thread(writer.write, b, rb.batch, rb.change_types)
+            result.rows += rb.batch.num_rows
+            key = (NO_PARTITION, b)
+            max_ts[key] = max(max_ts.get(key, -1), int(rb.timestamp))
         for b in buckets:  # every bucket, also those without new records, so the report is complete
             offsets[(NO_PARTITION, b)] = result.ranges[b][1] if b in result.ranges else starts[b]
 

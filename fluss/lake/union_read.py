@@ -94,15 +94,11 @@ async def read_log_after(conn, info: TableInfo, snapshot: LakeSnapshot | None) -
     scanner = await table.new_scan().create_record_batch_log_scanner()
     schema = info.row_schema.to_arrow()
 
-    def read() -> tuple[list[pa.RecordBatch], list[np.ndarray]]:
-        batches, cts = [], []
-        for rb in iter_log_range(scanner, ranges):
+    batches, cts = [], []
+    try:
+        async for rb in iter_log_range(scanner, ranges):
             batches.append(rb.batch)
             cts.append(np.asarray(rb.change_types, dtype=np.uint8))
-        return batches, cts
-
-    try:
-        batches, cts = await asyncio.to_thread(read)
     finally:
         await scanner.aclose()
     rows = _conform(pa.Table.from_batches(batches, schema=batches[0].schema) if batches else schema.empty_table(),

@@ -159,6 +159,16 @@ class LocalCluster:
         if wait:
             self.wait_until_ready()
 
+    def restart_stopped(self) -> None:
+        """Starts every process of this cluster that is not running (tests call it after fault injection)."""
+        for index, c in enumerate(self._coordinators):
+            if not c.alive():
+                self.start_coordinator(index, wait=False)
+        for sid, t in self._tablets.items():
+            if not t.alive():
+                self.start_tablet_server(sid, wait=False)
+        self.wait_until_ready()
+
     def live_tablet_servers(self) -> list[int]:
         return sorted(sid for sid, p in self._tablets.items() if p.alive())
 

@@ -24,6 +24,13 @@ def own_cluster():
         yield c
 
 
+@pytest.fixture(autouse=True)
+def _restart_stopped_processes(own_cluster):
+    """A failing fault test must not leave a server down for the next test."""
+    yield
+    own_cluster.restart_stopped()
+
+
 @pytest_asyncio.fixture(loop_scope="session")
 async def own_admin(own_cluster):
     conn = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": own_cluster.bootstrap_servers}))

@@ -30,6 +30,13 @@ def kv_cluster(tmp_path_factory):
         yield c
 
 
+@pytest.fixture(autouse=True)
+def _restart_stopped_processes(kv_cluster):
+    """A failing fault test must not leave a server down for the next test."""
+    yield
+    kv_cluster.restart_stopped()
+
+
 @pytest_asyncio.fixture(loop_scope="session")
 async def kconn(kv_cluster):
     conn = await fluss.FlussConnection.create(fluss.Config({

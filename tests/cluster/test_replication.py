@@ -35,6 +35,13 @@ def ha_cluster():
         yield c
 
 
+@pytest.fixture(autouse=True)
+def _restart_stopped_processes(ha_cluster):
+    """A failing fault test must not leave a server down for the next test."""
+    yield
+    ha_cluster.restart_stopped()
+
+
 @pytest_asyncio.fixture(loop_scope="session")
 async def hconn(ha_cluster):
     conn = await fluss.FlussConnection.create(fluss.Config({

@@ -1,0 +1,1 @@
+"""The Fluss lake tiering job (PyFlink): tiers lake-enabled tables into Paimon. See ``tiering_job.job``."""
