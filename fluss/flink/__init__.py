@@ -13,6 +13,8 @@ that talk to the Fluss servers over the same gRPC API as the Python client. PyFl
     add_connector_jars(t_env)
     t_env.execute_sql("CREATE CATALOG fluss WITH ('type'='fluss', 'bootstrap.servers'='127.0.0.1:9123')")
 
+``fluss.flink.sql`` runs Flink SQL scripts and interactive statements (the ``fluss sql`` command) and
+``fluss.flink.datastream`` has the DataStream ``FlussSource`` / ``FlussSink`` builders.
 ``sql-client.sh`` from the wheel takes it with ``-j $(python -c 'import fluss.flink as f; print(f.connector_jar())')``.
 See ``docs/flink-connector.md``.
 """

@@ -58,4 +58,11 @@ public final class FlussOptions {
             ConfigOptions.key("client.scanner.log.fetch.max-bytes").intType().defaultValue(16 * 1024 * 1024);
     public static final ConfigOption<Integer> CLIENT_SCANNER_FETCH_WAIT_MS =
             ConfigOptions.key("client.scanner.log.fetch.wait-max-time-ms").intType().defaultValue(500);
+
+    /** Drop DELETE (and UPDATE_BEFORE) rows instead of applying them. */
+    public static final ConfigOption<Boolean> SINK_IGNORE_DELETE = ConfigOptions.key("sink.ignore-delete")
+            .booleanType().defaultValue(false);
+    /** Lookup joins run asynchronously (a small thread pool per task). */
+    public static final ConfigOption<Boolean> LOOKUP_ASYNC = ConfigOptions.key("lookup.async").booleanType()
+            .defaultValue(true);
 }

@@ -126,6 +126,28 @@ public final class FlinkConversions {
                 .build();
     }
 
+    /** Name suffix of the virtual changelog table of a Fluss table ({@code orders$changelog}). */
+    public static final String CHANGELOG_SUFFIX = "$changelog";
+
+    /**
+     * The {@code t$changelog} virtual table: {@code _change_type STRING} (+I, -U, +U, -D; +A for log tables),
+     * {@code _log_offset BIGINT}, {@code _commit_timestamp TIMESTAMP_LTZ(3)}, then the table's columns, without
+     * a primary key (every change is an insert-only row).
+     */
+    public static CatalogTable changelogTable(TableInfoPb info, String bootstrapServers) {
+        CatalogTable base = toFlink(info, bootstrapServers);
+        Schema.Builder b = Schema.newBuilder();
+        b.column("_change_type", org.apache.flink.table.api.DataTypes.STRING().notNull());
+        b.column("_log_offset", org.apache.flink.table.api.DataTypes.BIGINT().notNull());
+        b.column("_commit_timestamp", org.apache.flink.table.api.DataTypes.TIMESTAMP_LTZ(3).notNull());
+        for (Schema.UnresolvedColumn c : base.getUnresolvedSchema().getColumns()) {
+            Schema.UnresolvedPhysicalColumn pc = (Schema.UnresolvedPhysicalColumn) c;
+            b.column(pc.getName(), pc.getDataType());
+        }
+        return CatalogTable.newBuilder().schema(b.build()).comment(base.getComment())
+                .partitionKeys(base.getPartitionKeys()).options(base.getOptions()).build();
+    }
+
     static List<String> primaryKey(ResolvedSchema schema) {
         return schema.getPrimaryKey().map(UniqueConstraint::getColumns).orElse(Arrays.asList());
     }

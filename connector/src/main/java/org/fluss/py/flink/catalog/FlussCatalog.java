@@ -190,6 +190,12 @@ public class FlussCatalog extends AbstractCatalog {
     @Override
     public CatalogBaseTable getTable(ObjectPath p) throws TableNotExistException {
         try {
+            String name = p.getObjectName();
+            if (name.endsWith(FlinkConversions.CHANGELOG_SUFFIX)) { // the t$changelog virtual table
+                ObjectPath base = new ObjectPath(p.getDatabaseName(),
+                        name.substring(0, name.length() - FlinkConversions.CHANGELOG_SUFFIX.length()));
+                return FlinkConversions.changelogTable(client().tableInfo(path(base)), bootstrapServers);
+            }
             return FlinkConversions.toFlink(client().tableInfo(path(p)), bootstrapServers);
         } catch (FlussRpcException e) {
             if (e.code() == FlussRpcException.TABLE_NOT_EXIST || e.code() == FlussRpcException.DATABASE_NOT_EXIST) {

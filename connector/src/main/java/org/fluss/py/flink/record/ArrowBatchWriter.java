@@ -57,6 +57,8 @@ public final class ArrowBatchWriter implements AutoCloseable {
     private final RowData.FieldGetter[] getters;
     private VectorSchemaRoot root;
     private int rows;
+    /** Change types of the buffered rows (KV batches for PutKv); null while every row is append-only. */
+    private java.io.ByteArrayOutputStream changeTypes;
 
     public ArrowBatchWriter(RowType rowType, BufferAllocator allocator, int compression, int zstdLevel) {
         this.rowType = rowType;
@@ -80,6 +82,18 @@ public final class ArrowBatchWriter implements AutoCloseable {
 
     public int rowCount() {
         return rows;
+    }
+
+    /** Appends a row with a change type ({@code +U}=3 upsert, {@code -D}=4 delete): the batch becomes a KV batch. */
+    public void write(RowData row, byte changeType) {
+        if (changeTypes == null) {
+            if (rows > 0) {
+                throw new IllegalStateException("Cannot mix append-only rows and rows with a change type");
+            }
+            changeTypes = new java.io.ByteArrayOutputStream();
+        }
+        changeTypes.write(changeType);
+        write(row);
     }
 
     public void write(RowData row) {
@@ -170,10 +184,15 @@ public final class ArrowBatchWriter implements AutoCloseable {
         }
     }
 
-    /** Serializes the buffered rows as one append-only log batch and starts a new buffer. */
+    /** Serializes the buffered rows as one log batch (append-only unless rows came with change types) and starts a new buffer. */
     public byte[] finish(int schemaId, long writerId, int batchSequence) {
         int n = rows;
+        byte[] types = changeTypes == null ? null : changeTypes.toByteArray();
+        changeTypes = null;
         byte[] ipc = finishIpc();
+        if (types != null) {
+            return LogBatch.build(ipc, types, n, schemaId, compression, writerId, batchSequence, 0L, 0, 0L);
+        }
         return LogBatch.build(ipc, n, schemaId, compression, writerId, batchSequence);
     }
 

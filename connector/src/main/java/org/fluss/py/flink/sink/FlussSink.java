@@ -7,7 +7,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.fluss.py.flink.client.TablePath;
 
-/** Sink V2 of a Fluss log table: at-least-once (idempotent per writer), flushed on checkpoints and at the end. */
+/** Sink V2 of a Fluss table (append to a log table, upsert/delete into a primary-key table): at-least-once (idempotent per writer), flushed on checkpoints and at the end. */
 public class FlussSink implements Sink<RowData> {
     private static final long serialVersionUID = 1L;
 
@@ -15,8 +15,15 @@ public class FlussSink implements Sink<RowData> {
     private final TablePath path;
     private final RowType rowType;
     private final SinkSettings settings;
+    private final int[] targetColumns; // partial update of a primary-key table; null = every column
 
     public FlussSink(String bootstrapServers, TablePath path, RowType rowType, SinkSettings settings) {
+        this(bootstrapServers, path, rowType, settings, null);
+    }
+
+    public FlussSink(String bootstrapServers, TablePath path, RowType rowType, SinkSettings settings,
+                     int[] targetColumns) {
+        this.targetColumns = targetColumns;
         this.bootstrapServers = bootstrapServers;
         this.path = path;
         this.rowType = rowType;
@@ -26,6 +33,6 @@ public class FlussSink implements Sink<RowData> {
     @Override
     public SinkWriter<RowData> createWriter(WriterInitContext context) {
         return new FlussSinkWriter(bootstrapServers, path, rowType, settings,
-                context.getTaskInfo().getIndexOfThisSubtask());
+                context.getTaskInfo().getIndexOfThisSubtask(), targetColumns);
     }
 }

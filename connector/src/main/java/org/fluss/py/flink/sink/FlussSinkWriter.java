@@ -29,6 +29,11 @@ import org.fluss.py.rpc.ProduceBucketPb;
 import org.fluss.py.rpc.ProduceBucketResultPb;
 import org.fluss.py.rpc.ProduceLogRequest;
 import org.fluss.py.rpc.ProduceLogResponse;
+import org.fluss.py.rpc.PutKvBucketPb;
+import org.fluss.py.rpc.PutKvRequest;
+import org.fluss.py.rpc.PutKvResponse;
+import com.google.common.util.concurrent.Futures;
+import com.google.common.util.concurrent.MoreExecutors;
 import org.fluss.py.rpc.TableDescriptorPb;
 import org.fluss.py.rpc.TableInfoPb;
 
@@ -43,7 +48,10 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * Writes rows to a Fluss log table. Each row goes to a bucket — the bucket function over the bucket key's
+ * Writes rows to a Fluss table. A primary-key table gets KV batches through PutKv: INSERT / UPDATE_AFTER rows
+ * are upserts (+U), DELETE rows deletes (-D, dropped with {@code sink.ignore-delete}), UPDATE_BEFORE rows are
+ * ignored (the upsert that follows replaces the row); rows are routed by the bucket key (default: the primary
+ * key minus the partition keys) and a partial update sends its target columns. A log table: Each row goes to a bucket — the bucket function over the bucket key's
  * key encoding (the same bytes as the Python client) when the table has a bucket key, else sticky (one bucket
  * per batch) or round-robin — and is appended to that bucket's Arrow buffer. Full buffers become log
  * batches; batches are sent in rounds, one ProduceLog per leader in parallel, retriable errors resent with
@@ -51,6 +59,9 @@ import java.util.concurrent.ThreadLocalRandom;
  * waits, which Flink calls before each checkpoint barrier and at the end of input.
  */
 public class FlussSinkWriter implements SinkWriter<RowData> {
+    static final byte CHANGE_UPSERT = 3;
+    static final byte CHANGE_DELETE = 4;
+
     private final TablePath path;
     private final RowType rowType;
     private final SinkSettings settings;
@@ -65,6 +76,8 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
     private KeyEncoder bucketKey; // null: no bucket key
     private PartitionNames partitions; // null: not partitioned
     private long writerId = LogBatch.NO_WRITER_ID;
+    private boolean kv; // primary-key table: PutKv
+    private final int[] targetColumns; // partial update (null = all columns)
     private long roundRobin;
     private final Map<String, Integer> stickyBucket = new HashMap<>();
 
@@ -76,6 +89,12 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
 
     public FlussSinkWriter(String bootstrapServers, TablePath path, RowType rowType, SinkSettings settings,
                            int subtask) {
+        this(bootstrapServers, path, rowType, settings, subtask, null);
+    }
+
+    public FlussSinkWriter(String bootstrapServers, TablePath path, RowType rowType, SinkSettings settings,
+                           int subtask, int[] targetColumns) {
+        this.targetColumns = targetColumns;
         this.path = path;
         this.rowType = rowType;
         this.settings = settings;
@@ -87,9 +106,10 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
     private void open() {
         TableInfoPb info = client.tableInfo(path);
         TableDescriptorPb d = info.getDescriptorPb();
-        if (d.getSchema().getPrimaryKeysCount() > 0) {
-            throw new UnsupportedOperationException("Table " + path + " has a primary key: writing primary-key tables "
-                    + "from Flink is not supported by this connector version yet");
+        kv = d.getSchema().getPrimaryKeysCount() > 0;
+        if (targetColumns != null && !kv) {
+            throw new IllegalStateException("Table " + path + " is a log table: a partial INSERT (a subset of "
+                    + "columns) needs a primary-key table");
         }
         RowType tableType = FlinkConversions.rowType(info);
         if (tableType.getFieldCount() != rowType.getFieldCount()) {
@@ -109,6 +129,10 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
         List<LogicalType> types = rowType.getChildren();
         if (d.getBucketKeysCount() > 0) {
             bucketKey = new KeyEncoder(types, positions(names, d.getBucketKeysList()));
+        } else if (kv) { // default bucket key of a primary-key table: the primary key minus the partition keys
+            List<String> keys = new ArrayList<>(d.getSchema().getPrimaryKeysList());
+            keys.removeAll(d.getPartitionKeysList());
+            bucketKey = new KeyEncoder(types, positions(names, keys));
         }
         if (d.getPartitionKeysCount() > 0) {
             partitions = new PartitionNames(names, types, positions(names, d.getPartitionKeysList()));
@@ -136,7 +160,24 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
 
     @Override
     public void write(RowData row, Context context) throws IOException {
-        if (row.getRowKind() != RowKind.INSERT && row.getRowKind() != RowKind.UPDATE_AFTER) {
+        byte changeType = 0;
+        if (kv) {
+            switch (row.getRowKind()) {
+                case UPDATE_BEFORE:
+                    return; // the UPDATE_AFTER that follows replaces the row
+                case DELETE:
+                    if (settings.ignoreDelete) {
+                        return;
+                    }
+                    changeType = CHANGE_DELETE;
+                    break;
+                default:
+                    changeType = CHANGE_UPSERT;
+            }
+        } else if (row.getRowKind() != RowKind.INSERT && row.getRowKind() != RowKind.UPDATE_AFTER) {
+            if (row.getRowKind() == RowKind.DELETE && settings.ignoreDelete) {
+                return;
+            }
             throw new IOException("Log table " + path + " is append-only: cannot apply a " + row.getRowKind()
                     + " row (updates and deletes need a primary-key table)");
         }
@@ -158,7 +199,11 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
         TableBucket tb = new TableBucket(tableId, partitionId, bucket);
         ArrowBatchWriter buf = buffers.computeIfAbsent(tb, k -> new ArrowBatchWriter(rowType, allocator, compression,
                 zstdLevel));
-        buf.write(row);
+        if (kv) {
+            buf.write(row, changeType);
+        } else {
+            buf.write(row);
+        }
         if (buf.rowCount() >= settings.batchRows) {
             seal(tb, buf);
             if (bucketKey == null && !settings.roundRobin) { // sticky: move on after a full batch
@@ -249,28 +294,20 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
                     byLeader.computeIfAbsent(leader, k -> new ArrayList<>()).add(tb);
                 }
             }
-            Map<Integer, ListenableFuture<ProduceLogResponse>> calls = new HashMap<>();
+            Map<Integer, ListenableFuture<List<ProduceBucketResultPb>>> calls = new HashMap<>();
             Map<Integer, List<TableBucket>> sent = new HashMap<>();
             for (Map.Entry<Integer, List<TableBucket>> e : byLeader.entrySet()) {
-                ProduceLogRequest.Builder req = ProduceLogRequest.newBuilder().setAcks(settings.acks)
-                        .setTableId(tableId).setTimeoutMs(30_000);
-                List<TableBucket> tbs = new ArrayList<>();
-                for (TableBucket tb : e.getValue()) {
-                    byte[] batch = ready.get(tb).peekFirst();
-                    req.addBuckets(ProduceBucketPb.newBuilder().setPartitionId(tb.partitionId).setBucketId(tb.bucket)
-                            .setRecords(ByteString.copyFrom(batch)));
-                    tbs.add(tb);
-                }
-                calls.put(e.getKey(), client.tabletAsync(e.getKey()).produceLog(req.build()));
+                List<TableBucket> tbs = new ArrayList<>(e.getValue());
+                calls.put(e.getKey(), kv ? putKv(e.getKey(), tbs) : produceLog(e.getKey(), tbs));
                 sent.put(e.getKey(), tbs);
             }
             int routed = byLeader.values().stream().mapToInt(List::size).sum();
             boolean retry = routed < ready.size(); // some buckets have no leader right now
             String lastError = "no leader";
-            for (Map.Entry<Integer, ListenableFuture<ProduceLogResponse>> call : calls.entrySet()) {
+            for (Map.Entry<Integer, ListenableFuture<List<ProduceBucketResultPb>>> call : calls.entrySet()) {
                 Map<String, ProduceBucketResultPb> results = new HashMap<>();
                 try {
-                    for (ProduceBucketResultPb r : call.getValue().get().getBucketsList()) {
+                    for (ProduceBucketResultPb r : call.getValue().get()) {
                         results.put(r.getPartitionId() + "/" + r.getBucketId(), r);
                     }
                 } catch (InterruptedException e) {
@@ -308,6 +345,33 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
                 FlussClient.sleep(Math.min(1000, 50L * attempt));
             }
         }
+    }
+
+    private ListenableFuture<List<ProduceBucketResultPb>> produceLog(int leader, List<TableBucket> tbs) {
+        ProduceLogRequest.Builder req = ProduceLogRequest.newBuilder().setAcks(settings.acks).setTableId(tableId)
+                .setTimeoutMs(30_000);
+        for (TableBucket tb : tbs) {
+            req.addBuckets(ProduceBucketPb.newBuilder().setPartitionId(tb.partitionId).setBucketId(tb.bucket)
+                    .setRecords(ByteString.copyFrom(ready.get(tb).peekFirst())));
+        }
+        return Futures.transform(client.tabletAsync(leader).produceLog(req.build()),
+                ProduceLogResponse::getBucketsList, MoreExecutors.directExecutor());
+    }
+
+    private ListenableFuture<List<ProduceBucketResultPb>> putKv(int leader, List<TableBucket> tbs) {
+        PutKvRequest.Builder req = PutKvRequest.newBuilder().setAcks(settings.acks).setTableId(tableId)
+                .setTimeoutMs(30_000);
+        if (targetColumns != null) {
+            for (int c : targetColumns) {
+                req.addTargetColumns(c);
+            }
+        }
+        for (TableBucket tb : tbs) {
+            req.addBuckets(PutKvBucketPb.newBuilder().setPartitionId(tb.partitionId).setBucketId(tb.bucket)
+                    .setRecords(ByteString.copyFrom(ready.get(tb).peekFirst())));
+        }
+        return Futures.transform(client.tabletAsync(leader).putKv(req.build()),
+                PutKvResponse::getBucketsList, MoreExecutors.directExecutor());
     }
 
     @Override

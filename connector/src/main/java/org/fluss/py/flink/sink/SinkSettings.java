@@ -13,9 +13,17 @@ public final class SinkSettings implements Serializable {
     public final boolean dynamicCreatePartition;
     public final int batchRows;
     public final int requestMaxBytes;
+    /** {@code sink.ignore-delete}: DELETE (and UPDATE_BEFORE) rows are dropped instead of applied. */
+    public final boolean ignoreDelete;
 
     public SinkSettings(String acks, int retries, boolean idempotence, String noKeyAssigner,
                         boolean dynamicCreatePartition, int batchRows) {
+        this(acks, retries, idempotence, noKeyAssigner, dynamicCreatePartition, batchRows, false);
+    }
+
+    public SinkSettings(String acks, int retries, boolean idempotence, String noKeyAssigner,
+                        boolean dynamicCreatePartition, int batchRows, boolean ignoreDelete) {
+        this.ignoreDelete = ignoreDelete;
         String a = acks.trim().toLowerCase();
         if (!a.equals("all") && !a.equals("-1") && !a.equals("0") && !a.equals("1")) {
             throw new IllegalArgumentException("Invalid value '" + acks + "' for option 'client.writer.acks': use 0, "

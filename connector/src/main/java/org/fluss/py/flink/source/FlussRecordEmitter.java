@@ -4,11 +4,26 @@ import org.apache.flink.api.connector.source.SourceOutput;
 import org.apache.flink.connector.base.source.reader.RecordEmitter;
 import org.apache.flink.table.data.RowData;
 
-/** Emits a row and moves its split's offset past it (that offset is what a checkpoint stores). */
-public final class FlussRecordEmitter implements RecordEmitter<FlussRecord, RowData, FlussSplitState> {
+import java.io.Serializable;
+import java.util.function.Function;
+
+/**
+ * Emits a row (converted to the source's output type: {@link RowData} for SQL, {@code Row} for the DataStream
+ * builders) and moves its split's offset past it (that offset is what a checkpoint stores).
+ */
+public final class FlussRecordEmitter<T> implements RecordEmitter<FlussRecord, T, FlussSplitState> {
+    /** RowData → the output type; serializable so a source can carry it to the task managers. */
+    public interface Converter<T> extends Function<RowData, T>, Serializable {}
+
+    private final Converter<T> converter;
+
+    public FlussRecordEmitter(Converter<T> converter) {
+        this.converter = converter;
+    }
+
     @Override
-    public void emitRecord(FlussRecord record, SourceOutput<RowData> output, FlussSplitState state) {
-        output.collect(record.row, record.timestamp);
-        state.nextOffset = record.offset + 1;
+    public void emitRecord(FlussRecord record, SourceOutput<T> output, FlussSplitState state) {
+        output.collect(converter.apply(record.row), record.timestamp);
+        state.nextOffset = record.nextOffset;
     }
 }

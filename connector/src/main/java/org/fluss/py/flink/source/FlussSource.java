@@ -16,29 +16,40 @@ import org.apache.flink.table.types.logical.RowType;
 import org.fluss.py.flink.client.TablePath;
 
 /**
- * FLIP-27 source of a Fluss log table: one split per bucket (per partition), offsets in checkpoints,
- * bounded (up to the latest offsets at start) in batch mode, continuous in streaming mode.
+ * FLIP-27 source of a Fluss table: one split per bucket (per partition), offsets in checkpoints, bounded in
+ * batch mode (a log table up to the latest offsets at start; a primary-key table: its current rows), continuous
+ * in streaming mode (a primary-key table in full mode: the KV snapshot, then the changelog). See {@link ReadSpec}.
  */
-public class FlussSource implements Source<RowData, FlussSplit, FlussEnumState>, ResultTypeQueryable<RowData> {
+public class FlussSource<T> implements Source<T, FlussSplit, FlussEnumState>, ResultTypeQueryable<T> {
     private static final long serialVersionUID = 1L;
 
     private final String bootstrapServers;
     private final TablePath path;
-    private final RowType readType;
-    private final int[] projection;
+    private final ReadSpec spec;
     private final StartupMode startup;
     private final boolean bounded;
     private final long discoveryIntervalMs;
     private final int fetchMaxBytes;
     private final int fetchWaitMs;
+    private final FlussRecordEmitter.Converter<T> converter;
+    private final TypeInformation<T> producedType;
 
-    public FlussSource(String bootstrapServers, TablePath path, RowType readType, int[] projection,
+    /** A source of Flink's internal rows (what the SQL connector uses). */
+    public static FlussSource<RowData> ofRowData(String bootstrapServers, TablePath path, ReadSpec spec,
+                                                 StartupMode startup, boolean bounded, long discoveryIntervalMs,
+                                                 int fetchMaxBytes, int fetchWaitMs) {
+        return new FlussSource<>(bootstrapServers, path, spec, startup, bounded, discoveryIntervalMs, fetchMaxBytes,
+                fetchWaitMs, row -> row, InternalTypeInfo.of(spec.producedType()));
+    }
+
+    public FlussSource(String bootstrapServers, TablePath path, ReadSpec spec,
                        StartupMode startup, boolean bounded, long discoveryIntervalMs, int fetchMaxBytes,
-                       int fetchWaitMs) {
+                       int fetchWaitMs, FlussRecordEmitter.Converter<T> converter, TypeInformation<T> producedType) {
+        this.converter = converter;
+        this.producedType = producedType;
         this.bootstrapServers = bootstrapServers;
         this.path = path;
-        this.readType = readType;
-        this.projection = projection;
+        this.spec = spec;
         this.startup = startup;
         this.bounded = bounded;
         this.discoveryIntervalMs = discoveryIntervalMs;
@@ -52,20 +63,20 @@ public class FlussSource implements Source<RowData, FlussSplit, FlussEnumState>,
     }
 
     @Override
-    public SourceReader<RowData, FlussSplit> createReader(SourceReaderContext context) {
-        return new FlussSourceReader(() -> new FlussSplitReader(bootstrapServers, path, readType, projection,
-                fetchMaxBytes, fetchWaitMs), new Configuration(), context);
+    public SourceReader<T, FlussSplit> createReader(SourceReaderContext context) {
+        return new FlussSourceReader<>(() -> new FlussSplitReader(bootstrapServers, path, spec,
+                fetchMaxBytes, fetchWaitMs), converter, new Configuration(), context);
     }
 
     @Override
     public SplitEnumerator<FlussSplit, FlussEnumState> createEnumerator(SplitEnumeratorContext<FlussSplit> ctx) {
-        return new FlussSourceEnumerator(ctx, bootstrapServers, path, startup, bounded, discoveryIntervalMs, null);
+        return new FlussSourceEnumerator(ctx, bootstrapServers, path, startup, bounded, discoveryIntervalMs, spec.snapshotFirst, null);
     }
 
     @Override
     public SplitEnumerator<FlussSplit, FlussEnumState> restoreEnumerator(SplitEnumeratorContext<FlussSplit> ctx,
                                                                         FlussEnumState state) {
-        return new FlussSourceEnumerator(ctx, bootstrapServers, path, startup, bounded, discoveryIntervalMs, state);
+        return new FlussSourceEnumerator(ctx, bootstrapServers, path, startup, bounded, discoveryIntervalMs, spec.snapshotFirst, state);
     }
 
     @Override
@@ -79,7 +90,7 @@ public class FlussSource implements Source<RowData, FlussSplit, FlussEnumState>,
     }
 
     @Override
-    public TypeInformation<RowData> getProducedType() {
-        return InternalTypeInfo.of(readType);
+    public TypeInformation<T> getProducedType() {
+        return producedType;
     }
 }

@@ -37,6 +37,7 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
     private final StartupMode startup;
     private final boolean bounded;
     private final long discoveryIntervalMs;
+    private final boolean snapshotFirst;
     private final Set<TableBucket> discovered;
     private final Map<Integer, List<FlussSplit>> pendingByReader = new HashMap<>();
     private final List<FlussSplit> unassigned;
@@ -45,7 +46,8 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
 
     public FlussSourceEnumerator(SplitEnumeratorContext<FlussSplit> context, String bootstrapServers, TablePath path,
                                  StartupMode startup, boolean bounded, long discoveryIntervalMs,
-                                 FlussEnumState restored) {
+                                 boolean snapshotFirst, FlussEnumState restored) {
+        this.snapshotFirst = snapshotFirst;
         this.context = context;
         this.bootstrapServers = bootstrapServers;
         this.path = path;
@@ -111,6 +113,15 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
         } else {
             client.updateMetadata(path, null);
         }
+        List<FlussSplit> splits = new ArrayList<>();
+        if (snapshotFirst && (bounded || !fromBeginning)) {
+            // primary-key table: batch reads its current rows; full mode reads them and then the changelog
+            for (TableBucket tb : buckets) {
+                splits.add(new FlussSplit(tb, fresh.get(tb), FlussSplit.FROM_SNAPSHOT,
+                        bounded ? 0L : FlussSplit.NO_STOPPING_OFFSET));
+            }
+            return splits;
+        }
         Map<TableBucket, Long> start;
         StartupMode.Kind kind = fromBeginning ? StartupMode.Kind.EARLIEST : startup.kind;
         switch (kind) {
@@ -125,7 +136,6 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
         }
         Map<TableBucket, Long> stop = bounded ? client.listOffsets(path, buckets, FlussClient.OFFSET_LATEST, 0L)
                 : null;
-        List<FlussSplit> splits = new ArrayList<>();
         for (TableBucket tb : buckets) {
             long from = start.get(tb);
             long to = stop == null ? FlussSplit.NO_STOPPING_OFFSET : Math.max(from, stop.get(tb));

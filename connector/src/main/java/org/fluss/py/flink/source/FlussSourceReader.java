@@ -3,17 +3,17 @@ package org.fluss.py.flink.source;
 import org.apache.flink.api.connector.source.SourceReaderContext;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.connector.base.source.reader.SingleThreadMultiplexSourceReaderBase;
-import org.apache.flink.table.data.RowData;
 
 import java.util.Map;
 
 /** One fetcher thread per reader, which fetches all of the reader's buckets ({@link FlussSplitReader}). */
-public final class FlussSourceReader
-        extends SingleThreadMultiplexSourceReaderBase<FlussRecord, RowData, FlussSplit, FlussSplitState> {
+public final class FlussSourceReader<T>
+        extends SingleThreadMultiplexSourceReaderBase<FlussRecord, T, FlussSplit, FlussSplitState> {
 
-    public FlussSourceReader(java.util.function.Supplier<FlussSplitReader> splitReader, Configuration config,
+    public FlussSourceReader(java.util.function.Supplier<FlussSplitReader> splitReader,
+                             FlussRecordEmitter.Converter<T> converter, Configuration config,
                              SourceReaderContext context) {
-        super(splitReader::get, new FlussRecordEmitter(), config, context);
+        super(splitReader::get, new FlussRecordEmitter<>(converter), config, context);
     }
 
     @Override

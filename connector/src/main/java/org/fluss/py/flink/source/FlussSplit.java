@@ -10,6 +10,12 @@ import org.fluss.py.flink.client.TableBucket;
  */
 public final class FlussSplit implements SourceSplit {
     public static final long NO_STOPPING_OFFSET = Long.MIN_VALUE;
+    /**
+     * Starting offset of a primary-key bucket in full mode that has not read its KV snapshot yet: the reader
+     * scans the snapshot (ScanKv) first and continues with the changelog from the snapshot's log offset. A
+     * bounded split of this kind with stopping offset 0 ends after the snapshot (batch reads).
+     */
+    public static final long FROM_SNAPSHOT = -3L;
 
     public final TableBucket bucket;
     public final String partitionName; // null when not partitioned
@@ -28,6 +34,10 @@ public final class FlussSplit implements SourceSplit {
         return bucket.toString();
     }
 
+    public boolean fromSnapshot() {
+        return startingOffset == FROM_SNAPSHOT;
+    }
+
     public boolean isBounded() {
         return stoppingOffset != NO_STOPPING_OFFSET;
     }
@@ -39,6 +49,6 @@ public final class FlussSplit implements SourceSplit {
     @Override
     public String toString() {
         return "FlussSplit{" + bucket + (partitionName == null ? "" : " partition=" + partitionName) + " from "
-                + startingOffset + (isBounded() ? " to " + stoppingOffset : "") + "}";
+                + (fromSnapshot() ? "snapshot" : String.valueOf(startingOffset)) + (isBounded() ? " to " + stoppingOffset : "") + "}";
     }
 }

@@ -22,6 +22,8 @@ import org.fluss.py.rpc.FetchLogRequest;
 import org.fluss.py.rpc.FetchLogResponse;
 import org.fluss.py.rpc.FetchTablePb;
 import org.fluss.py.rpc.FetchTableResultPb;
+import org.fluss.py.rpc.ScanKvRequest;
+import org.fluss.py.rpc.ScanKvResponse;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -38,13 +40,14 @@ import java.util.concurrent.ExecutionException;
  */
 public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSplit> {
     private final TablePath path;
-    private final RowType readType;
+    private final ReadSpec spec;
     private final int[] projection; // null = all columns
     private final int fetchMaxBytes;
     private final int fetchWaitMs;
     private final FlussClient client;
     private final BufferAllocator allocator = new RootAllocator();
     private final ArrowBatchReader reader;
+    private ArrowBatchReader snapshotReader; // every column (ScanKv has no projection)
     private final Map<String, Active> active = new LinkedHashMap<>();
     private final List<String> finishedEarly = new ArrayList<>();
 
@@ -58,19 +61,19 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         }
 
         boolean done() {
-            return split.isBounded() && nextOffset >= split.stoppingOffset;
+            return split.isBounded() && nextOffset != FlussSplit.FROM_SNAPSHOT && nextOffset >= split.stoppingOffset;
         }
     }
 
-    public FlussSplitReader(String bootstrapServers, TablePath path, RowType readType, int[] projection,
-                            int fetchMaxBytes, int fetchWaitMs) {
+    public FlussSplitReader(String bootstrapServers, TablePath path, ReadSpec spec, int fetchMaxBytes,
+                            int fetchWaitMs) {
         this.path = path;
-        this.readType = readType;
-        this.projection = projection;
+        this.spec = spec;
+        this.projection = spec.projection;
         this.fetchMaxBytes = fetchMaxBytes;
         this.fetchWaitMs = fetchWaitMs;
         this.client = new FlussClient(bootstrapServers);
-        this.reader = new ArrowBatchReader(readType, allocator);
+        this.reader = new ArrowBatchReader(spec.readType(), allocator);
     }
 
     @Override
@@ -98,10 +101,27 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         if (active.isEmpty()) {
             return out.build();
         }
+        boolean gotSnapshot = false;
+        for (Active a : new ArrayList<>(active.values())) {
+            if (a.nextOffset == FlussSplit.FROM_SNAPSHOT) {
+                gotSnapshot |= readSnapshot(a, out);
+                if (a.done()) {
+                    out.addFinishedSplit(a.split.splitId());
+                    active.remove(a.split.splitId());
+                }
+            }
+        }
+        if (gotSnapshot || active.isEmpty()) {
+            return out.build(); // emit the snapshot rows before the first changelog fetch
+        }
         // group by leader
         Map<Integer, List<Active>> byLeader = new HashMap<>();
         boolean missingLeader = false;
         for (Active a : active.values()) {
+            if (a.nextOffset == FlussSplit.FROM_SNAPSHOT) {
+                missingLeader = true; // its ScanKv failed this round; retried next round
+                continue;
+            }
             int leader;
             try {
                 leader = client.leader(path, a.split.bucket);
@@ -198,12 +218,15 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             batch.ensureValid();
             int first = (int) Math.max(0, a.nextOffset - batch.baseOffset);
             List<RowData> rows = reader.read(batch, first);
+            byte[] changeTypes = batch.changeTypes();
             long offset = batch.baseOffset + first;
             for (RowData row : rows) {
                 if (a.split.isBounded() && offset >= a.split.stoppingOffset) {
                     break;
                 }
-                out.add(id, new FlussRecord(row, offset, batch.commitTimestamp));
+                byte type = changeTypes == null ? 0 : changeTypes[(int) (offset - batch.baseOffset)];
+                out.add(id, new FlussRecord(spec.fromLog(row, type, offset, batch.commitTimestamp), offset,
+                        batch.commitTimestamp));
                 offset++;
                 any = true;
             }
@@ -216,6 +239,53 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         return any;
     }
 
+    /**
+     * Reads the KV snapshot of a primary-key bucket (ScanKv on its leader) as INSERT rows; the last row moves the
+     * split to the snapshot's log offset (so a checkpoint taken during the snapshot restarts it). Returns whether
+     * rows were added; a retriable error leaves the split for the next round.
+     */
+    private boolean readSnapshot(Active a, RecordsBySplits.Builder<FlussRecord> out) throws IOException {
+        TableBucket tb = a.split.bucket;
+        ScanKvResponse r;
+        try {
+            int leader = client.leader(path, tb);
+            if (leader < 0) {
+                return false;
+            }
+            r = FlussClient.call(() -> client.tablet(leader).scanKv(ScanKvRequest.newBuilder().setTableId(tb.tableId)
+                    .setPartitionId(tb.partitionId).setBucketId(tb.bucket).build()), "ScanKv");
+            if (r.getError().getCode() != 0) {
+                throw new FlussRpcException(r.getError().getCode(), "ScanKv of " + path + " " + tb + ": "
+                        + r.getError().getMessage());
+            }
+        } catch (FlussRpcException e) {
+            if (!e.isRetriable()) {
+                throw new IOException(e);
+            }
+            client.invalidate(tb);
+            return false;
+        }
+        long logOffset = r.getLogOffset();
+        List<RowData> rows = new ArrayList<>();
+        byte[] data = r.getRows().toByteArray();
+        if (data.length > 0) {
+            if (snapshotReader == null) {
+                snapshotReader = new ArrowBatchReader(spec.tableType, allocator);
+            }
+            for (LogBatch.View batch : LogBatch.parse(data)) {
+                rows.addAll(snapshotReader.read(batch, 0));
+            }
+        }
+        String id = a.split.splitId();
+        for (int i = 0; i < rows.size(); i++) {
+            RowData row = ReadSpec.project(rows.get(i), projection);
+            boolean last = i == rows.size() - 1;
+            out.add(id, new FlussRecord(row, FlussSplit.FROM_SNAPSHOT, 0L, last ? logOffset : FlussSplit.FROM_SNAPSHOT));
+        }
+        a.nextOffset = logOffset;
+        return !rows.isEmpty();
+    }
+
     @Override
     public void wakeUp() {
         // a fetch round is bounded by fetch.wait-max-time
@@ -224,6 +294,9 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
     @Override
     public void close() {
         reader.close();
+        if (snapshotReader != null) {
+            snapshotReader.close();
+        }
         allocator.close();
         client.close();
     }

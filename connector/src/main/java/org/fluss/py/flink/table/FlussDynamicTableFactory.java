@@ -13,7 +13,11 @@ import org.apache.flink.table.factories.DynamicTableSinkFactory;
 import org.apache.flink.table.factories.DynamicTableSourceFactory;
 import org.apache.flink.table.factories.FactoryUtil;
 import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.connector.source.lookup.LookupOptions;
+import org.apache.flink.table.connector.source.lookup.cache.DefaultLookupCache;
+import org.apache.flink.table.connector.source.lookup.cache.LookupCache;
 import org.fluss.py.flink.FlussOptions;
+import org.fluss.py.flink.catalog.FlinkConversions;
 import org.fluss.py.flink.client.TablePath;
 import org.fluss.py.flink.sink.SinkSettings;
 import org.fluss.py.flink.source.StartupMode;
@@ -48,12 +52,29 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
                 FlussOptions.CLIENT_WRITER_RETRIES, FlussOptions.CLIENT_WRITER_IDEMPOTENCE,
                 FlussOptions.CLIENT_WRITER_BUCKET_NO_KEY_ASSIGNER, FlussOptions.CLIENT_WRITER_DYNAMIC_CREATE_PARTITION,
                 FlussOptions.SINK_BATCH_ROWS, FlussOptions.CLIENT_SCANNER_FETCH_MAX_BYTES,
-                FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MS);
+                FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MS, FlussOptions.SINK_IGNORE_DELETE, FlussOptions.LOOKUP_ASYNC,
+                LookupOptions.CACHE_TYPE, LookupOptions.MAX_RETRIES, LookupOptions.PARTIAL_CACHE_MAX_ROWS,
+                LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_ACCESS, LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_WRITE,
+                LookupOptions.PARTIAL_CACHE_CACHE_MISSING_KEY);
+    }
+
+    /** Whether a table is the {@code t$changelog} virtual table of {@code t}. */
+    private static boolean isChangelog(ObjectIdentifier id) {
+        return id.getObjectName().endsWith(FlinkConversions.CHANGELOG_SUFFIX);
     }
 
     private static TablePath tablePath(ReadableConfig options, ObjectIdentifier id) {
+        String name = id.getObjectName();
+        if (isChangelog(id)) {
+            name = name.substring(0, name.length() - FlinkConversions.CHANGELOG_SUFFIX.length());
+        }
         return new TablePath(options.getOptional(FlussOptions.DATABASE_NAME).orElse(id.getDatabaseName()),
-                options.getOptional(FlussOptions.TABLE_NAME).orElse(id.getObjectName()));
+                options.getOptional(FlussOptions.TABLE_NAME).orElse(name));
+    }
+
+    /** Positions of the primary-key columns in the physical row (empty for a log table). */
+    private static int[] primaryKey(ResolvedCatalogTable table) {
+        return table.getResolvedSchema().getPrimaryKeyIndexes();
     }
 
     private static String bootstrap(ReadableConfig options, ObjectIdentifier id) {
@@ -61,11 +82,7 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
                 "Table " + id.asSummaryString() + ": option 'bootstrap.servers' is required"));
     }
 
-    private static RowType physicalRowType(ResolvedCatalogTable table, ObjectIdentifier id) {
-        if (table.getResolvedSchema().getPrimaryKey().isPresent()) {
-            throw new ValidationException("Table " + id.asSummaryString() + " has a primary key: primary-key tables "
-                    + "are not supported by this version of the Flink connector yet (log tables only)");
-        }
+    private static RowType physicalRowType(ResolvedCatalogTable table) {
         return (RowType) table.getResolvedSchema().toPhysicalRowDataType().getLogicalType();
     }
 
@@ -74,7 +91,14 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
         FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
         ReadableConfig options = helper.getOptions();
         ObjectIdentifier id = context.getObjectIdentifier();
-        RowType rowType = physicalRowType(context.getCatalogTable(), id);
+        RowType rowType = physicalRowType(context.getCatalogTable());
+        boolean changelog = isChangelog(id);
+        int[] primaryKey = primaryKey(context.getCatalogTable());
+        if (changelog) { // the metadata columns come first; the source reads the table's own columns
+            int meta = org.fluss.py.flink.source.ReadSpec.CHANGELOG_COLUMNS.size();
+            rowType = new RowType(rowType.getFields().subList(meta, rowType.getFieldCount()));
+            primaryKey = new int[0];
+        }
         StartupMode startup;
         try {
             String zone = context.getConfiguration().get(
@@ -87,11 +111,19 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
         }
         boolean streaming = context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE)
                 != RuntimeExecutionMode.BATCH;
+        LookupCache cache = options.get(LookupOptions.CACHE_TYPE) == LookupOptions.LookupCacheType.PARTIAL
+                ? DefaultLookupCache.fromConfig(options) : null;
+        if (options.get(LookupOptions.CACHE_TYPE) == LookupOptions.LookupCacheType.FULL) {
+            throw new ValidationException("Table " + id.asSummaryString() + ": 'lookup.cache'='FULL' is not "
+                    + "supported, use NONE or PARTIAL");
+        }
+        FlussTableSource.LookupSettings lookup = new FlussTableSource.LookupSettings(
+                options.get(FlussOptions.LOOKUP_ASYNC), options.get(LookupOptions.MAX_RETRIES), cache);
         return new FlussTableSource(bootstrap(options, id), tablePath(options, id), rowType,
-                context.getCatalogTable().getPartitionKeys(), startup, streaming,
+                context.getCatalogTable().getPartitionKeys(), primaryKey, changelog, startup, streaming,
                 options.get(FlussOptions.SCAN_PARTITION_DISCOVERY_INTERVAL).toMillis(),
                 options.get(FlussOptions.CLIENT_SCANNER_FETCH_MAX_BYTES),
-                options.get(FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MS), null);
+                options.get(FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MS), lookup, null);
     }
 
     @Override
@@ -99,18 +131,21 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
         FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
         ReadableConfig options = helper.getOptions();
         ObjectIdentifier id = context.getObjectIdentifier();
-        RowType rowType = physicalRowType(context.getCatalogTable(), id);
+        if (isChangelog(id)) {
+            throw new ValidationException("Table " + id.asSummaryString() + " is a read-only virtual table");
+        }
+        RowType rowType = physicalRowType(context.getCatalogTable());
         SinkSettings settings;
         try {
             settings = new SinkSettings(options.get(FlussOptions.CLIENT_WRITER_ACKS),
                     options.get(FlussOptions.CLIENT_WRITER_RETRIES), options.get(FlussOptions.CLIENT_WRITER_IDEMPOTENCE),
                     options.get(FlussOptions.CLIENT_WRITER_BUCKET_NO_KEY_ASSIGNER),
                     options.get(FlussOptions.CLIENT_WRITER_DYNAMIC_CREATE_PARTITION),
-                    options.get(FlussOptions.SINK_BATCH_ROWS));
+                    options.get(FlussOptions.SINK_BATCH_ROWS), options.get(FlussOptions.SINK_IGNORE_DELETE));
         } catch (IllegalArgumentException e) {
             throw new ValidationException("Table " + id.asSummaryString() + ": " + e.getMessage());
         }
         return new FlussTableSink(bootstrap(options, id), tablePath(options, id), rowType,
-                settings);
+                primaryKey(context.getCatalogTable()), settings);
     }
 }

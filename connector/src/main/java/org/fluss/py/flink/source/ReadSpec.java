@@ -1,0 +1,127 @@
+package org.fluss.py.flink.source;
+
+import org.apache.flink.table.data.GenericRowData;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.types.logical.BigIntType;
+import org.apache.flink.table.types.logical.LocalZonedTimestampType;
+import org.apache.flink.table.types.logical.RowType;
+import org.apache.flink.table.types.logical.VarCharType;
+import org.apache.flink.types.RowKind;
+
+import java.io.Serializable;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What a source reads from a table and how it turns log records into Flink rows:
+ * <ul>
+ *   <li>{@code projection}: the table columns to read (null = all), pushed to the tablet server by FetchLog
+ *       and applied on the client to ScanKv snapshots;</li>
+ *   <li>{@code primaryKey}: the log is a changelog, change types become RowKinds (+I INSERT, -U UPDATE_BEFORE,
+ *       +U UPDATE_AFTER, -D DELETE);</li>
+ *   <li>{@code snapshotFirst}: {@code scan.startup.mode=full} of a primary-key table, so a bucket is read as
+ *       its KV snapshot (ScanKv) followed by the changelog from the snapshot's log offset;</li>
+ *   <li>{@code changelog}: the {@code t$changelog} virtual table: every record is an INSERT prefixed with
+ *       {@code _change_type}, {@code _log_offset}, {@code _commit_timestamp}, then {@code outputProjection}
+ *       (over the metadata columns followed by the read columns; null = all) is applied.</li>
+ * </ul>
+ */
+public final class ReadSpec implements Serializable {
+    private static final long serialVersionUID = 1L;
+
+    public static final List<String> CHANGELOG_COLUMNS = List.of("_change_type", "_log_offset", "_commit_timestamp");
+    private static final String[] CHANGE_NAMES = {"+A", "+I", "-U", "+U", "-D"};
+
+    public final RowType tableType;
+    public final int[] projection;
+    public final boolean primaryKey;
+    public final boolean snapshotFirst;
+    public final boolean changelog;
+    public final int[] outputProjection;
+
+    public ReadSpec(RowType tableType, int[] projection, boolean primaryKey, boolean snapshotFirst, boolean changelog,
+                    int[] outputProjection) {
+        this.tableType = tableType;
+        this.projection = projection;
+        this.primaryKey = primaryKey;
+        this.snapshotFirst = snapshotFirst;
+        this.changelog = changelog;
+        this.outputProjection = outputProjection;
+    }
+
+    /** The rows as read from the server (after the pushed-down projection). */
+    public RowType readType() {
+        return project(tableType, projection);
+    }
+
+    /** The rows this source produces. */
+    public RowType producedType() {
+        if (!changelog) {
+            return readType();
+        }
+        List<RowType.RowField> fields = new ArrayList<>();
+        fields.add(new RowType.RowField(CHANGELOG_COLUMNS.get(0), new VarCharType(false, VarCharType.MAX_LENGTH)));
+        fields.add(new RowType.RowField(CHANGELOG_COLUMNS.get(1), new BigIntType(false)));
+        fields.add(new RowType.RowField(CHANGELOG_COLUMNS.get(2), new LocalZonedTimestampType(false, 3)));
+        fields.addAll(readType().getFields());
+        return project(new RowType(fields), outputProjection);
+    }
+
+    static RowType project(RowType type, int[] projection) {
+        if (projection == null) {
+            return type;
+        }
+        List<RowType.RowField> fields = new ArrayList<>();
+        for (int p : projection) {
+            fields.add(type.getFields().get(p));
+        }
+        return new RowType(fields);
+    }
+
+    static RowData project(RowData row, int[] projection) {
+        if (projection == null) {
+            return row;
+        }
+        GenericRowData full = (GenericRowData) row;
+        GenericRowData out = new GenericRowData(full.getRowKind(), projection.length);
+        for (int i = 0; i < projection.length; i++) {
+            out.setField(i, full.getField(projection[i]));
+        }
+        return out;
+    }
+
+    /** A row read from the log (already in {@link #readType()}) as this source emits it. */
+    RowData fromLog(RowData row, byte changeType, long offset, long commitTimestamp) {
+        if (changelog) {
+            GenericRowData data = (GenericRowData) row;
+            GenericRowData out = new GenericRowData(3 + data.getArity());
+            out.setField(0, StringData.fromString(changeType >= 0 && changeType < CHANGE_NAMES.length
+                    ? CHANGE_NAMES[changeType] : String.valueOf(changeType)));
+            out.setField(1, offset);
+            out.setField(2, TimestampData.fromEpochMillis(commitTimestamp));
+            for (int i = 0; i < data.getArity(); i++) {
+                out.setField(3 + i, data.getField(i));
+            }
+            return project(out, outputProjection);
+        }
+        if (primaryKey) {
+            row.setRowKind(rowKind(changeType));
+        }
+        return row;
+    }
+
+    static RowKind rowKind(byte changeType) {
+        switch (changeType) {
+            case 2:
+                return RowKind.UPDATE_BEFORE;
+            case 3:
+                return RowKind.UPDATE_AFTER;
+            case 4:
+                return RowKind.DELETE;
+            default:
+                return RowKind.INSERT;
+        }
+    }
+}
