@@ -67,6 +67,17 @@ async def _state(table) -> dict[int, dict]:
     return {k: r for k, r in zip(range(200), rows, strict=True) if r is not None}
 
 
+async def _state_once_served(table, timeout_s: float = 30) -> dict[int, dict]:
+    """The table's state as soon as its (new or restarted) leader serves lookups again."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return await _state(table)
+        except fluss.FlussError:
+            assert time.monotonic() < deadline, "the bucket did not serve lookups again in time"
+            await asyncio.sleep(0.2)
+
+
 async def _leader(conn, path) -> int:
     return (await conn.run(conn.cluster.update_metadata([path]))).tables[0].buckets[0].leader_id
 
@@ -100,14 +111,7 @@ async def test_new_leader_restores_snapshot_and_replays_the_changelog(kv_cluster
     while (new_leader := await _leader(kconn, path)) in (old_leader, -1):
         assert time.monotonic() < deadline, "no new leader was elected"
         await asyncio.sleep(0.2)
-    deadline = time.monotonic() + 20
-    while True:
-        try:
-            state = await _state(table)
-            break
-        except fluss.FlussError:
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.2)
+    state = await _state_once_served(table)
     assert state == model
     log_text = (kv_cluster.dir / "logs" / f"tablet-server-{new_leader}.log").read_text()
     assert "from KV snapshot" in log_text, "the new leader did not restore from the snapshot"
@@ -131,14 +135,7 @@ async def test_restarted_leader_recovers_the_same_state(kv_cluster, kconn):
     leader = await _leader(kconn, path)
     await asyncio.to_thread(kv_cluster.kill_tablet_server, leader)  # RF=1: the bucket waits for this server
     await asyncio.to_thread(kv_cluster.start_tablet_server, leader)
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            state = await _state(table)
-            break
-        except fluss.FlussError:
-            assert time.monotonic() < deadline
-            await asyncio.sleep(0.2)
+    state = await _state_once_served(table)
     assert state == model
 
 

@@ -160,20 +160,25 @@ class ReplicaManager:
 
     # ------------------------------------------------------------ produce
 
-    async def produce(self, table_id: int, bucket: pb.ProduceBucketPb, acks: int) -> tuple[Replica, AppendInfo]:
+    async def produce(self, request: pb.ProduceLogRequest, bucket: pb.ProduceBucketPb) -> tuple[Replica, AppendInfo]:
         """Appends a client's batches to a bucket leader; returns the replica and where the batches are."""
-        tb = TableBucket(table_id, bucket.bucket_id, bucket.partition_id)
-        replica = self.leader_or_raise(tb)
-        self._check_schema(replica, bucket.records)
-        if acks == -1 and len(replica.isr) < self.min_isr:
-            raise FlussError(f"Not enough in-sync replicas for {tb}: ISR {replica.isr} is smaller than "
-                             f"log.replica.min-in-sync-replicas-number ({self.min_isr})",
-                             ErrorCode.NOT_ENOUGH_REPLICAS_EXCEPTION)
+        replica = self._writable_leader(request, bucket)
         info = await asyncio.to_thread(replica.log.append_as_leader, bucket.records, replica.leader_epoch,
                                        int(time.time() * 1000))
         replica.maybe_advance_high_watermark()
         await self._notify_data()  # wakes followers' long-polls and acks=all waiters
         return replica, info
+
+    def _writable_leader(self, request, bucket) -> Replica:
+        """The leader replica a ProduceLog/PutKv bucket goes to, after the checks both writes share."""
+        tb = TableBucket(request.table_id, bucket.bucket_id, bucket.partition_id)
+        replica = self.leader_or_raise(tb)
+        self._check_schema(replica, bucket.records)
+        if request.acks == -1 and len(replica.isr) < self.min_isr:
+            raise FlussError(f"Not enough in-sync replicas for {tb}: ISR {replica.isr} is smaller than "
+                             f"log.replica.min-in-sync-replicas-number ({self.min_isr})",
+                             ErrorCode.NOT_ENOUGH_REPLICAS_EXCEPTION)
+        return replica
 
     def _check_schema(self, replica: Replica, records: bytes) -> None:
         for batch in iter_batches(records):
@@ -184,16 +189,11 @@ class ReplicaManager:
 
     async def put_kv(self, request: pb.PutKvRequest, bucket: pb.PutKvBucketPb) -> tuple[Replica, AppendInfo]:
         """Applies upserts/deletes to a primary-key bucket leader; returns where the changelog went."""
-        tb = TableBucket(request.table_id, bucket.bucket_id, bucket.partition_id)
-        replica = self.leader_or_raise(tb)
+        replica = self._writable_leader(request, bucket)
+        tb = replica.bucket
         if not replica.table.has_primary_key():
             raise FlussError(f"Table {replica.table.table_path} has no primary key: use ProduceLog",
                              ErrorCode.NON_PRIMARY_KEY_TABLE_EXCEPTION)
-        self._check_schema(replica, bucket.records)
-        if request.acks == -1 and len(replica.isr) < self.min_isr:
-            raise FlussError(f"Not enough in-sync replicas for {tb}: ISR {replica.isr} is smaller than "
-                             f"log.replica.min-in-sync-replicas-number ({self.min_isr})",
-                             ErrorCode.NOT_ENOUGH_REPLICAS_EXCEPTION)
         kv = replica.kv
         if kv is None:
             raise FlussError(f"The KV state of {tb} is still recovering", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)

@@ -21,47 +21,28 @@ class TabletServicer(rpc.TabletServiceServicer):
         self.max_request_bytes = max_request_bytes
 
     async def ProduceLog(self, request, context):
-        if request.acks not in (0, 1, ACKS_ALL):
-            err = pb.ErrorInfo(code=ErrorCode.INVALID_REQUIRED_ACKS,
-                               message=f"Invalid acks {request.acks}: use 0, 1 or -1 (all)")
-            return pb.ProduceLogResponse(buckets=[
-                pb.ProduceBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=err)
-                for b in request.buckets])
-        return pb.ProduceLogResponse(buckets=await asyncio.gather(
-            *(self._produce_bucket(request, b) for b in request.buckets)))
-
-    async def _produce_bucket(self, request, b: pb.ProduceBucketPb) -> pb.ProduceBucketResultPb:
-        res = pb.ProduceBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK)
-        try:
-            if len(b.records) > self.max_request_bytes:
-                raise FlussError(f"Records for bucket {b.bucket_id} are {len(b.records)} bytes, more than the "
-                                 f"server's maximum request size {self.max_request_bytes}",
-                                 ErrorCode.RECORD_TOO_LARGE_EXCEPTION)
-            replica, info = await self.m.produce(request.table_id, b, request.acks)
-            res.base_offset = info.first_offset
-            if request.acks == ACKS_ALL:
-                await self.m.wait_for_high_watermark(replica, info.last_offset, (request.timeout_ms or 30_000) / 1000)
-        except Exception as e:  # noqa: BLE001
-            res.error.CopyFrom(error_info(e))
-        return res
+        return pb.ProduceLogResponse(buckets=await self._write(request, self.m.produce))
 
     async def PutKv(self, request, context):
+        return pb.PutKvResponse(buckets=await self._write(request, self.m.put_kv))
+
+    async def _write(self, request, write) -> list[pb.ProduceBucketResultPb]:
+        """The shared path of ProduceLog and PutKv: validate acks, write each bucket, wait for acks=all."""
         if request.acks not in (0, 1, ACKS_ALL):
             err = pb.ErrorInfo(code=ErrorCode.INVALID_REQUIRED_ACKS,
                                message=f"Invalid acks {request.acks}: use 0, 1 or -1 (all)")
-            return pb.PutKvResponse(buckets=[
-                pb.ProduceBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=err)
-                for b in request.buckets])
-        return pb.PutKvResponse(buckets=await asyncio.gather(*(self._put_bucket(request, b) for b in request.buckets)))
+            return [pb.ProduceBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=err)
+                    for b in request.buckets]
+        return list(await asyncio.gather(*(self._write_bucket(request, b, write) for b in request.buckets)))
 
-    async def _put_bucket(self, request, b: pb.PutKvBucketPb) -> pb.ProduceBucketResultPb:
+    async def _write_bucket(self, request, b, write) -> pb.ProduceBucketResultPb:
         res = pb.ProduceBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK)
         try:
             if len(b.records) > self.max_request_bytes:
                 raise FlussError(f"Records for bucket {b.bucket_id} are {len(b.records)} bytes, more than the "
                                  f"server's maximum request size {self.max_request_bytes}",
                                  ErrorCode.RECORD_TOO_LARGE_EXCEPTION)
-            replica, info = await self.m.put_kv(request, b)
+            replica, info = await write(request, b)
             res.base_offset = info.first_offset
             if request.acks == ACKS_ALL and info.last_offset >= 0:
                 await self.m.wait_for_high_watermark(replica, info.last_offset, (request.timeout_ms or 30_000) / 1000)
