@@ -56,6 +56,7 @@ import pyarrow as pa
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.record.change_type import MAX_CHANGE_TYPE
+from fluss.record.ipc_projection import ProjectionUnsupported, project_message
 
 CURRENT_MAGIC = 1
 
@@ -476,10 +477,34 @@ def check_projection(schema: pa.Schema, columns: Iterable[int]) -> list[int]:
 
 
 def project_batch(
-    batch: LogBatch, schema: pa.Schema, columns: list[int], compression: int, zstd_level: int = 3
+    batch: LogBatch, schema: pa.Schema, columns: list[int], compression: int | None = None, zstd_level: int = 3
 ) -> bytes:
-    """A new batch holding only ``columns`` (indexes into ``schema``), same offsets/epoch/ids, new CRC."""
+    """A new batch of only ``columns`` (indexes into ``schema``): same header fields and change types, new CRC.
+
+    ``compression=None`` keeps the batch's own compression. Then (or when it matches ``compression``) the
+    selected Arrow buffers are copied still compressed, without decoding
+    (:func:`fluss.record.ipc_projection.project_message`), after checking the source CRC
+    (``CORRUPT_RECORD_EXCEPTION``) so that the new CRC cannot cover corrupt data. The batch is decoded and
+    re-encoded instead when another compression is asked for, or when the message is not one the fast path
+    handles (columns of dictionary, union, run-end encoded or list-view type; malformed metadata).
+    """
     cols = check_projection(schema, columns)
+    if compression is None or compression == batch.compression:
+        batch.ensure_valid()
+        if cols == list(range(len(schema))):
+            return bytes(batch.raw)
+        headroom = batch._ipc_position
+        try:
+            out = project_message(batch.ipc_message(), schema, cols, num_rows=batch.record_count,
+                                  headroom=headroom)
+        except ProjectionUnsupported:
+            pass
+        else:
+            out[:headroom] = batch.raw[:headroom]
+            _I32.pack_into(out, LENGTH_OFFSET, len(out))
+            _U32.pack_into(out, CRC_OFFSET, crc32c.crc32c(memoryview(out)[CRC_LENGTH:]))
+            return bytes(out)
+        compression = batch.compression
     projected = batch.to_arrow(schema).select(cols)
     ipc = _serialize_ipc(projected, compression, zstd_level)
     change_vector = None
@@ -494,7 +519,7 @@ def project_batch(
 
 
 def project_records(
-    buf: Buffer, schema: pa.Schema, columns: list[int], compression: int, zstd_level: int = 3
+    buf: Buffer, schema: pa.Schema, columns: list[int], compression: int | None = None, zstd_level: int = 3
 ) -> bytes:
     """:func:`project_batch` over every complete batch in ``buf``."""
     check_projection(schema, columns)

@@ -14,6 +14,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket, TableInfo
 from fluss.record.log_batch import iter_batches, project_batch
@@ -327,8 +329,40 @@ class ReplicaManager:
         data = replica.log.read(f.offset, max_bytes, max_offset=upper, min_one_batch=min_one).records
         if f.projection is None or not data:
             return bytes(data)
-        return b"".join(project_batch(b, schema, f.projection, replica.compression, replica.zstd_level)
-                        for b in iter_batches(data))
+        return self._read_projected(replica, f.projection, schema, data, max_bytes, upper)
+
+    @staticmethod
+    def _read_projected(replica: Replica, projection: list[int], schema: pa.Schema, data: bytes | memoryview,
+                        max_bytes: int, upper: int | None) -> bytes:
+        """Projected batches from ``data`` on, up to ``max_bytes`` of *projected* bytes (as Apache Fluss counts).
+
+        Reads on while the projected batches are smaller than the stored ones, and stops when the rest of the
+        budget is below the smallest projected batch so far; a batch that would pass the budget is dropped,
+        except the first. ``compression=None`` keeps each stored batch's codec, so its buffers are copied
+        without decoding.
+        """
+        out: list[bytes] = []
+        total = raw = 0
+        smallest = max_bytes
+        while data:
+            next_offset = None
+            for b in iter_batches(data):
+                projected = project_batch(b, schema, projection, None, replica.zstd_level)
+                if out and total + len(projected) > max_bytes:
+                    return b"".join(out)
+                out.append(projected)
+                total += len(projected)
+                raw += b.size_in_bytes
+                smallest = min(smallest, len(projected))
+                next_offset = b.next_offset
+            if next_offset is None or max_bytes - total < smallest:
+                break
+            want = max(1, (max_bytes - total) * raw // max(total, 1))  # raw bytes for the rest, at this ratio
+            try:
+                data = replica.log.read(next_offset, want, max_offset=upper, min_one_batch=True).records
+            except FlussError:  # e.g. truncated meanwhile: return what is projected
+                break
+        return b"".join(out)
 
     # ------------------------------------------------------------ offsets
 
