@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 APT_STAMP := /usr/share/java/zookeeper.jar
 
-.PHONY: setup demo test bench bench-full lint proto clean
+.PHONY: setup demo test bench bench-full lint proto clean sql-client-jars
 
 setup: $(STAMP)
 
@@ -24,7 +24,15 @@ $(STAMP): $(APT_STAMP) requirements.lock pyproject.toml | $(CONNECTOR_JAR)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.lock
 	$(PY) -m pip install -q --no-deps -e .
+	$(MAKE) -s sql-client-jars
 	touch $(STAMP)
+
+# The PyFlink wheel's sql-client.sh needs the SQL gateway jar, which the wheel leaves out: fetch it into its opt/.
+FLINK_VERSION = $(shell sed -n 's/^apache-flink==//p' requirements.lock)
+PYFLINK_OPT = $(shell $(PY) -c 'import os, pyflink; print(os.path.join(os.path.dirname(pyflink.__file__), "opt"))')
+sql-client-jars:
+	test -f $(PYFLINK_OPT)/flink-sql-gateway-$(FLINK_VERSION).jar || (cd connector && mvn -q -B \
+		dependency:copy -Dartifact=org.apache.flink:flink-sql-gateway:$(FLINK_VERSION) -DoutputDirectory=$(PYFLINK_OPT))
 
 demo: setup
 	$(PY) examples/demo.py

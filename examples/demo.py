@@ -1,99 +1,117 @@
-"""The `make demo` walk-through: a local cluster of real processes (ZooKeeper, a coordinator, three tablet
-servers), databases and tables created through the admin API, a log table written and tailed."""
+"""The `make demo` walk-through of the streamhouse, with real processes all the way:
+
+1. a local cluster (ZooKeeper, a coordinator, three tablet servers) with a Paimon lake (a local warehouse);
+2. Flink SQL (PyFlink, the Fluss catalog): lake-enabled tables, a `datagen` statement set and a lookup join
+   (``sql/streamhouse/1_tables.sql``, ``2_ingest.sql``);
+3. the tiering job (``python -m tiering_job --once``, a PyFlink job) copies the tables into Paimon and commits
+   the lake snapshots to the coordinator;
+4. fresh data after the tiering: more orders, an UPDATE and a DELETE (``3_fresh_data.sql``), in Fluss only;
+5. Union Read: per table, the lake-only and log-only counts next to the union, checked against what was written.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import io
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
-
-import pyarrow as pa
+from pathlib import Path
 
 import fluss
+from fluss.lake.union_read import latest_lake_snapshot_or_none, read_lake, read_log_after, union_read
 from fluss.server.cluster import LocalCluster
 
+ROOT = Path(__file__).resolve().parent.parent
+SQL = ROOT / "sql" / "streamhouse"
+DATABASE = "streamhouse"
+ORDERS_FIRST, ORDERS_MORE = 20_000, 5_000
 
-async def walkthrough(bootstrap: str) -> None:
+
+def run_sql(bootstrap: str, *files: str) -> None:
+    """Runs the streamhouse SQL scripts in one PyFlink session; prints each job as it finishes."""
+    from fluss.flink.sql import SqlSession, split_statements
+
+    session = SqlSession(bootstrap, mode="batch", config={"parallelism.default": "2", "rest.bind-port": "0"},
+                         out=io.StringIO())
+    for name in files:
+        for statement in split_statements((SQL / name).read_text()):
+            t0 = time.perf_counter()
+            if statement.upper().startswith("SET "):
+                session.execute(statement)  # SET is the SQL client's statement: the session handles it
+                continue
+            result = session.t_env.execute_sql(statement)
+            if result.get_job_client() is not None:
+                result.wait()
+            head = " ".join(statement.split())[:96]
+            if not head.upper().startswith("CREATE TEMPORARY"):
+                print(f"  [{time.perf_counter() - t0:5.1f}s] {head}")
+
+
+def run_tiering_job(bootstrap: str) -> None:
+    """One round of the tiering job, as its own PyFlink process (the way an operator runs it)."""
+    t0 = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "tiering_job", "--bootstrap-servers", bootstrap, "--once"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        sys.exit(f"tiering job failed (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    for line in done.stdout.splitlines():
+        result = json.loads(line)
+        print(f"  {result.get('table')}: {result.get('rows', 0):>6} rows -> lake snapshot "
+              f"{result.get('snapshot_id')}  {result.get('error') or result.get('skipped') or ''}")
+    print(f"  tiering job finished in {time.perf_counter() - t0:.1f}s")
+
+
+async def report(bootstrap: str) -> None:
+    """Union read of each lake-enabled table, with its lake-only and log-only halves, checked."""
     conn = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": bootstrap}))
     admin = conn.get_admin()
-
-    print("\n== cluster")
-    for node in await admin.get_server_nodes():
-        print(f"  {node.uid:<6} {node.server_type:<18} {node.host}:{node.port}")
-
-    await admin.create_database("shop", fluss.DatabaseDescriptor(comment="demo database"), ignore_if_exists=True)
-    orders = fluss.TablePath("shop", "orders")
-    await admin.create_table(orders, fluss.TableDescriptor(
-        fluss.Schema(pa.schema([("order_id", pa.int64()), ("customer", pa.string()), ("amount", pa.float64()),
-                                ("ts", pa.timestamp("ms"))])),
-        bucket_count=3, bucket_keys=["customer"], comment="order events"), ignore_if_exists=True)
-    customers = fluss.TablePath("shop", "customers")
-    await admin.create_table(customers, fluss.TableDescriptor(
-        fluss.Schema(pa.schema([("customer", pa.string()), ("name", pa.string()), ("tier", pa.string())]),
-                     primary_keys=["customer"]),
-        bucket_count=3, properties={"table.replication.factor": "2"}), ignore_if_exists=True)
-    clicks = fluss.TablePath("shop", "clicks")
-    await admin.create_table(clicks, fluss.TableDescriptor(
-        fluss.Schema(pa.schema([("day", pa.string()), ("url", pa.string())])),
-        partition_keys=["day"], bucket_count=2), ignore_if_exists=True)
-    await admin.create_partition(clicks, {"day": "2024-06-01"}, ignore_if_exists=True)
-
-    print("\n== what the cluster holds")
-    for db in await admin.list_databases():
-        print(f"  database {db}")
-        for name in await admin.list_tables(db):
-            info = await admin.get_table_info(fluss.TablePath(db, name))
-            kind = f"primary key {info.get_primary_keys()}" if info.has_primary_key() else "log"
-            print(f"    table {name}: id {info.table_id}, {info.num_buckets} buckets, {kind}, "
-                  f"columns {info.get_schema().get_columns()}")
-            if info.is_partitioned():
-                for p in await admin.list_partition_infos(info.table_path):
-                    print(f"      partition {p.partition_name} (id {p.partition_id})")
-
-    print("\n== write the log table 'shop.orders' and tail it")
-    table = await conn.get_table(orders)
-    writer = table.new_append().create_writer()
-    now = int(time.time() * 1000)
-    batch = pa.table({
-        "order_id": pa.array(range(1, 10_001), pa.int64()),
-        "customer": [f"c{i % 50}" for i in range(10_000)],
-        "amount": [round(5 + (i * 7) % 500 / 3, 2) for i in range(10_000)],
-        "ts": pa.array([now + i for i in range(10_000)], pa.timestamp("ms")),
-    })
-    t0 = time.perf_counter()
-    writer.write_arrow(batch)
-    for i in range(5):
-        writer.append({"order_id": 10_001 + i, "customer": "c-live", "amount": 1.0 + i, "ts": None})
-    await writer.flush()
-    print(f"  wrote 10,005 rows in {time.perf_counter() - t0:.3f}s")
-    offsets = await admin.list_offsets(orders, [0, 1, 2], fluss.OffsetSpec.latest())
-    print(f"  latest offsets per bucket: {offsets}")
-
-    scanner = await table.new_scan().create_log_scanner()
-    scanner.subscribe_buckets({b: fluss.EARLIEST_OFFSET for b in range(3)})
-    seen = 0
-    while seen < 10_005:
-        records = await scanner.poll(1000)
-        seen += len(records)
-        for rec in records:
-            if rec.row["customer"] == "c-live":
-                print(f"  tail: bucket offset {rec.offset} {rec.change_type.short_string()} {rec.row}")
-    print(f"  tailed {seen} records")
-
-    projected = await table.new_scan().project_by_name(["customer", "amount"]).create_record_batch_log_scanner()
-    projected.subscribe_buckets({b: fluss.EARLIEST_OFFSET for b in range(3)})
-    totals = (await projected.to_arrow()).group_by("customer").aggregate([("amount", "sum")]).sort_by(
-        [("amount_sum", "descending")])
-    print("  top customers by amount (projected scan of 2 columns):")
-    for row in totals.slice(0, 3).to_pylist():
-        print(f"    {row['customer']}: {row['amount_sum']:.2f}")
+    expected = {"orders": ORDERS_FIRST + ORDERS_MORE, "enriched_orders": ORDERS_FIRST + ORDERS_MORE - 1}
+    print(f"  {'table':<16} {'lake only':>10} {'log only':>10} {'union read':>11} {'expected':>9}")
+    ok = True
+    for name, want in expected.items():
+        path = fluss.TablePath(DATABASE, name)
+        info = await admin.get_table_info(path)
+        snapshot = await latest_lake_snapshot_or_none(conn, path)
+        lake = await read_lake(conn, path)
+        log_rows, _ = await read_log_after(conn, info, snapshot)
+        union = await union_read(conn, path)
+        ok &= union.num_rows == want
+        print(f"  {name:<16} {lake.num_rows:>10,} {log_rows.num_rows:>10,} {union.num_rows:>11,} {want:>9,}")
+        if name == "enriched_orders":
+            keys = union.column("order_key").to_pylist()
+            row7 = union.filter(union.column("order_key").to_numpy() == 7).to_pylist()
+            print(f"  enriched_orders key 7 (updated after tiering): cust_name={row7[0]['cust_name']!r}; "
+                  f"key 8 (deleted after tiering) present: {8 in keys}")
+            ok &= row7[0]["cust_name"] == "renamed" and 8 not in keys
     await conn.aclose()
+    print("\n  union read equals what was written" if ok else "\n  MISMATCH: union read differs from the input")
+    if not ok:
+        sys.exit(1)
 
 
 def main() -> None:
-    print("Starting a local cluster: ZooKeeper, 1 coordinator, 3 tablet servers ...")
-    with LocalCluster(tablet_servers=3) as cluster:
-        print(f"bootstrap.servers = {cluster.bootstrap_servers}  (files in {cluster.dir})")
-        asyncio.run(walkthrough(cluster.bootstrap_servers))
+    demo_dir = Path(tempfile.mkdtemp(prefix="fluss-streamhouse-"))
+    warehouse = demo_dir / "paimon-warehouse"
+    config = {"datalake.format": "paimon", "datalake.paimon.warehouse": str(warehouse)}
+    print("== 1. local cluster: ZooKeeper, 1 coordinator, 3 tablet servers; Paimon warehouse", warehouse)
+    try:
+        with LocalCluster(tablet_servers=3, directory=demo_dir / "cluster", server_config=config) as cluster:
+            bootstrap = cluster.bootstrap_servers
+            print(f"  bootstrap.servers = {bootstrap}")
+            print("\n== 2. Flink SQL: lake-enabled tables, datagen statement set, lookup join")
+            run_sql(bootstrap, "1_tables.sql", "2_ingest.sql")
+            print("\n== 3. tiering job: Fluss -> Paimon, lake snapshots committed to the coordinator")
+            run_tiering_job(bootstrap)
+            print("\n== 4. fresh data, in the Fluss log only: 5,000 orders, an UPDATE, a DELETE")
+            run_sql(bootstrap, "3_fresh_data.sql")
+            print("\n== 5. union read = lake snapshot + log after it")
+            asyncio.run(report(bootstrap))
+    finally:
+        shutil.rmtree(demo_dir, ignore_errors=True)
     print("\nCluster stopped.")
 
 

@@ -9,9 +9,14 @@ Pieces, one module each:
   idempotent commit that records the covered Fluss offsets in the Paimon snapshot properties.
 * :mod:`fluss.lake.snapshot` - :class:`LakeSnapshot` (what the coordinator records) and
   :func:`get_latest_lake_snapshot`.
+* :mod:`fluss.lake.partitions` - the ``(partition_id, bucket)`` keys of a table (its partitions now) and their
+  log offsets.
+* :mod:`fluss.lake.log_range` - reading exactly ``[start, end)`` of each bucket key's log.
 * :mod:`fluss.lake.tiering` - the tiering core: one round of "read the Fluss log range, write Paimon, commit,
-  report" for one table. The PyFlink job in ``tiering_job/`` runs it.
-* :mod:`fluss.lake.union_read` - ``await union_read(conn, path)``: lake snapshot + Fluss log after it.
+  report" for one table (partitioned or not). The PyFlink job in ``tiering_job/`` runs it.
+* :mod:`fluss.lake.union_read` - ``await union_read(conn, path, partitions=None)``: lake snapshot + Fluss log
+  after it.
+* :mod:`fluss.lake.status` - ``fluss tiering status``: lake snapshot, freshness and tier lag per bucket.
 
 See ``docs/lakehouse.md`` for the design and the exactly-once argument.
 """

@@ -3,17 +3,20 @@
 Table mapping (a lake-enabled Fluss table ``db.t`` ↔ the Paimon table ``db.t`` in the filesystem catalog):
 
 * Columns and types: the Fluss row schema's Arrow form (``fluss.types``) converted by pypaimon; CHAR(n) becomes
-  STRING and TIME/TIMESTAMP keep the precision of their Arrow unit (0, 3, 6 or 9).
+  STRING, TIMESTAMP/TIMESTAMP_LTZ keep the precision of their Arrow unit (0, 3, 6 or 9) and TIME(p) becomes
+  TIME(min(p, 3)) (Paimon stores TIME as milliseconds of the day; finer values are truncated).
 * Primary key, partition keys: the same. ``bucket`` = the Fluss bucket count; ``bucket-key`` = the Fluss bucket
-  key (for a log table without one: its first column - rows are never re-hashed by us, see below, so this only
-  matters to foreign writers).
+  key (for a log table without one: its first non-partition column - rows are never re-hashed by us, see below,
+  so this only matters to foreign writers).
 * Primary-key tables get one extra STRING column, :data:`ROW_KIND_COLUMN` (``__row_kind``), declared as Paimon's
   ``rowkind.field``: the tiering job writes the Fluss changelog (+I, +U, -D; -U is dropped, the +U that follows
   replaces the row) and Paimon's merge turns -D into a deletion. Readers see ``+I``/``+U`` in it;
   :func:`read_lake` drops it.
 
 Writes name the bucket (``TableWrite.write_arrow(batch, bucket=b)``): a Fluss bucket's records go to the same
-Paimon bucket, with no re-hashing, so the Fluss bucket function never has to be reimplemented for Paimon.
+Paimon bucket, with no re-hashing, so the Fluss bucket function never has to be reimplemented for Paimon. The
+records of a Fluss partition go to the Paimon partition of the same values (every row of a Fluss partition
+holds its partition values; the Paimon partition is named once per batch, not extracted row by row).
 
 Commits use the fixed commit user :data:`COMMIT_USER` and put the Fluss progress into the snapshot properties:
 ``fluss.table-id``, ``fluss.offsets`` (JSON ``{"<partition_id>:<bucket>": next offset to tier}``, for every
@@ -50,6 +53,7 @@ from fluss.lake.config import (
     paimon_catalog_options,
 )
 from fluss.metadata import TableInfo, TablePath
+from fluss.types import TIME
 
 log = logging.getLogger(__name__)
 
@@ -103,7 +107,11 @@ def paimon_arrow_schema(info: TableInfo) -> pa.Schema:
 
 
 def paimon_table_options(info: TableInfo) -> dict[str, str]:
-    bucket_keys = info.get_bucket_keys() or ([] if info.has_primary_key() else [info.get_column_names()[0]])
+    bucket_keys = info.get_bucket_keys()
+    if not bucket_keys and not info.has_primary_key():
+        # Paimon needs a bucket key for a bucketed append table, and not a partition key
+        partition_keys = set(info.get_partition_keys())
+        bucket_keys = [c for c in info.get_column_names() if c not in partition_keys][:1]
     options = {"bucket": str(info.num_buckets)}
     if bucket_keys:
         options["bucket-key"] = ",".join(bucket_keys)
@@ -169,6 +177,7 @@ class PaimonLake:
             expected, partition_keys=info.get_partition_keys() or None,
             primary_keys=info.get_primary_keys() or None, options=paimon_table_options(info),
             comment=info.comment)
+        _fix_time_precision(schema.fields, info)
         self.catalog.create_table(ident, schema, True)
         log.info("created lake table %s (%d buckets) in %s", ident, info.num_buckets,
                  self.catalog_options.get("warehouse"))
@@ -212,14 +221,26 @@ class PaimonLake:
             snapshot = manager.get_snapshot_by_id(snapshot.id - 1)
         return None
 
-    def read(self, path: TablePath, snapshot_id: int | None = None) -> pa.Table:
-        """The lake table's rows (at ``snapshot_id`` if given), without :data:`ROW_KIND_COLUMN`."""
+    def read(self, path: TablePath, snapshot_id: int | None = None,
+             partitions: list[Mapping[str, str]] | None = None, bucket: int | None = None) -> pa.Table:
+        """The lake table's rows (at ``snapshot_id`` if given), without :data:`ROW_KIND_COLUMN`.
+
+        ``partitions`` (partition specs) prunes the scan on the string-typed partition keys; the result may still
+        hold rows of other partitions when some keys are not strings (callers filter exactly). ``bucket``: only
+        that Paimon bucket (= Fluss bucket).
+        """
         table = self.get_table(path)
         if snapshot_id is not None:
             table = table.copy({"scan.snapshot-id": str(snapshot_id)})
         builder = table.new_read_builder()
+        if partitions is not None:
+            predicate = _partition_predicate(builder, table, partitions)
+            if predicate is not None:
+                builder = builder.with_filter(predicate)
         splits = builder.new_scan().plan().splits()
-        result = builder.new_read().to_arrow(splits)
+        if bucket is not None:
+            splits = [s for s in splits if s.bucket == bucket]
+        result = builder.new_read().to_arrow(splits) if splits else None
         if result is None:
             result = self._arrow_schema(table).empty_table()
         if ROW_KIND_COLUMN in result.column_names:
@@ -228,6 +249,34 @@ class PaimonLake:
 
     def new_writer(self, info: TableInfo) -> LakeWriter:
         return LakeWriter(self, info)
+
+
+def _fix_time_precision(fields, info: TableInfo) -> None:
+    """TIME(p) for pypaimon's TIME(0): Paimon stores TIME as milliseconds of the day, so p = min(Fluss p, 3)."""
+    from pypaimon.schema.data_types import AtomicType
+
+    by_name = {c.name: c.data_type for c in info.row_schema.columns}
+    for f in fields:
+        t = by_name.get(f.name)
+        if t is not None and t.root == TIME:
+            f.type = AtomicType(f"TIME({min(t.precision or 0, 3)})", f.type.nullable)
+
+
+def _partition_predicate(builder, table, partitions: list[Mapping[str, str]]):
+    """``OR`` over the specs of ``AND`` over their string-typed keys; None when that would not prune anything."""
+    from pypaimon.common.predicate_builder import PredicateBuilder
+
+    string_keys = [f.name for f in table.table_schema.fields
+                   if f.name in table.partition_keys and str(f.type).split("(")[0].split(" ")[0]
+                   in ("STRING", "VARCHAR", "CHAR")]
+    factory = builder.new_predicate_builder()
+    alternatives = []
+    for spec in partitions:
+        terms = [factory.equal(k, spec[k]) for k in string_keys if k in spec]
+        if not terms:
+            return None  # this spec matches everything the pushdown could express
+        alternatives.append(PredicateBuilder.and_predicates(terms))
+    return PredicateBuilder.or_predicates(alternatives) if alternatives else None
 
 
 class LakeWriter:
@@ -240,6 +289,7 @@ class LakeWriter:
         self._builder = self.table.new_stream_write_builder()._with_commit_user(COMMIT_USER)
         self._write = self._builder.new_write()
         self._pk = info.has_primary_key()
+        self._partition_keys = info.get_partition_keys()
         self.rows_written = 0
 
     def write(self, bucket: int, batch: pa.RecordBatch, change_types: np.ndarray | None) -> None:
@@ -255,14 +305,33 @@ class LakeWriter:
             batch = batch.append_column(ROW_KIND_COLUMN, pa.array(kinds, pa.string()))
         if batch.num_rows == 0:
             return
-        self._write.write_arrow(self._conform(batch), bucket=bucket)
+        if self._partition_keys:
+            self._write_partition(bucket, self._conform(batch))
+        else:
+            self._write.write_arrow(self._conform(batch), bucket=bucket)
         self.rows_written += batch.num_rows
+
+    def _write_partition(self, bucket: int, batch: pa.RecordBatch) -> None:
+        """Writes rows of one Fluss partition: they all hold its partition values, so the Paimon partition is
+        named once (pypaimon 2.1's bucket-given write extracts it row by row, a Python loop per row)."""
+        columns = [batch.column(k) for k in self._partition_keys]
+        write = self._write
+        private = hasattr(write, "_prepare_arrow_data") and hasattr(write, "_write_partition_bucket_batch")
+        if not private or any(pc.count_distinct(c, mode="all").as_py() != 1 for c in columns):
+            write.write_arrow(batch, bucket=bucket)  # the public path (rejects a batch of mixed partitions)
+            return
+        if not 0 <= bucket < self.info.num_buckets:
+            raise ValueError(f"bucket {bucket} out of range [0, {self.info.num_buckets})")
+        data = write._prepare_arrow_data(batch)
+        if data.num_rows:
+            write._write_partition_bucket_batch(tuple(c[0].as_py() for c in columns), bucket, data)
 
     def _conform(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         arrays = []
         for f in self.schema:
             col = batch.column(f.name)
-            arrays.append(col if col.type == f.type else col.cast(f.type))
+            # TIME is milliseconds in Paimon: finer Fluss TIME values are truncated
+            arrays.append(col if col.type == f.type else col.cast(f.type, safe=not pa.types.is_time(f.type)))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
     def commit(self, offsets: dict[BucketKey, int], max_timestamps: dict[BucketKey, int],

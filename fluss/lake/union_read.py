@@ -1,32 +1,47 @@
 """Union Read in the Python client: a lake-enabled table as its lake snapshot plus the Fluss log after it.
 
-``await union_read(conn, path)``:
+``await union_read(conn, path, partitions=None)``:
 
-1. Ask the coordinator for the table's latest lake snapshot (Paimon snapshot id + per-bucket offsets).
+1. Ask the coordinator for the table's latest lake snapshot (Paimon snapshot id + per-(partition, bucket)
+   offsets).
 2. Read exactly that Paimon snapshot with pypaimon (time travel, so a tiering commit racing with the read
-   changes nothing).
-3. Read each bucket's Fluss log from the snapshot's offset to the current end (``list_offsets(latest)``).
+   changes nothing). For a partitioned table this is every partition the lake holds, also partitions since
+   dropped from Fluss (the lake keeps them).
+3. Read the Fluss log of each (partition, bucket) that exists now from the snapshot's offset (0 for a partition
+   the snapshot does not know: created after it) to the current end (``list_offsets(latest)``).
 4. Log tables: concatenate. Primary-key tables: the log is a changelog on top of the lake rows - per key
-   the last change wins (-U ignored); a last -D removes the key; a key the log touches replaces the lake row.
+   the last change wins (-U ignored); a last -D removes the key; a key the log touches replaces the lake row
+   (partition keys are part of the primary key, so this is per partition too).
 
-Before the first tiering there is no lake snapshot: the whole log is read. When the lake's offset of a bucket is
-below the log start offset (records expired before they were tiered) the gap cannot be served and is logged.
+``partitions`` (names like ``2024-01-01`` / ``US$2024``, or specs ``{"region": "US"}``) restricts both halves
+to those partitions. Before the first tiering there is no lake snapshot: the whole log is read. When the lake's
+offset of a bucket is below the log start offset (records expired before they were tiered) the gap cannot be
+served and is logged. A partition dropped while it is read is left out of the log half.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Iterable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from fluss.errors import ErrorCode, FlussError
+from fluss.key.partition import name_to_spec, partition_name_array
 from fluss.lake.log_range import iter_log_range
 from fluss.lake.paimon import PaimonLake, lake_of_table
+from fluss.lake.partitions import (
+    PartitionRef,
+    bucket_keys,
+    current_partitions,
+    list_bucket_offsets,
+    partition_names,
+)
 from fluss.lake.snapshot import LakeSnapshot, get_latest_lake_snapshot
-from fluss.metadata import OffsetSpec, TableBucket, TableInfo, TablePath
+from fluss.metadata import NO_PARTITION, OffsetSpec, TableBucket, TableInfo, TablePath
 
 log = logging.getLogger(__name__)
 
@@ -44,59 +59,77 @@ async def latest_lake_snapshot_or_none(conn, table_path: TablePath) -> LakeSnaps
         raise
 
 
-async def union_read(conn, table_path: TablePath, *, warehouse: str | None = None) -> pa.Table:
+async def union_read(conn, table_path: TablePath, *, warehouse: str | None = None,
+                     partitions: Iterable[PartitionRef] | None = None) -> pa.Table:
     """The full content of a lake-enabled table: lake snapshot + Fluss log after it (see the module docstring)."""
     info = await conn.get_admin().get_table_info(table_path)
-    if info.is_partitioned():
-        raise FlussError(f"Union read of partitioned table '{table_path}' is not supported yet",
-                         ErrorCode.CLIENT_ERROR)
+    only = partition_names(info, partitions) if partitions is not None else None
     lake = lake_of_table(info, warehouse)
     snapshot = await latest_lake_snapshot_or_none(conn, table_path)
-    schema = info.row_schema.to_arrow()
-    if snapshot is not None:
-        lake_rows = _conform(await asyncio.to_thread(lake.read, table_path, snapshot.snapshot_id), schema)
-    else:
-        lake_rows = schema.empty_table()
-    log_rows, change_types = await read_log_after(conn, info, snapshot)
+    lake_rows = await _read_lake_rows(lake, info, snapshot, only)
+    log_rows, change_types = await read_log_after(conn, info, snapshot, partitions=only)
     if not info.has_primary_key():
         return pa.concat_tables([lake_rows, log_rows])
     return _apply_changelog(lake_rows, log_rows, change_types, info.get_primary_keys())
 
 
-async def read_lake(conn, table_path: TablePath, *, warehouse: str | None = None) -> pa.Table:
+async def read_lake(conn, table_path: TablePath, *, warehouse: str | None = None,
+                    partitions: Iterable[PartitionRef] | None = None) -> pa.Table:
     """The lake half only (the table's latest lake snapshot; empty before the first tiering)."""
     info = await conn.get_admin().get_table_info(table_path)
+    only = partition_names(info, partitions) if partitions is not None else None
     snapshot = await latest_lake_snapshot_or_none(conn, table_path)
-    if snapshot is None:
-        return info.row_schema.to_arrow().empty_table()
-    lake: PaimonLake = lake_of_table(info, warehouse)
-    return _conform(await asyncio.to_thread(lake.read, table_path, snapshot.snapshot_id), info.row_schema.to_arrow())
+    return await _read_lake_rows(lake_of_table(info, warehouse), info, snapshot, only)
 
 
-async def read_log_after(conn, info: TableInfo, snapshot: LakeSnapshot | None) -> tuple[pa.Table, np.ndarray]:
-    """The log records after the snapshot's offsets up to the current end, and their change types."""
+async def _read_lake_rows(lake: PaimonLake, info: TableInfo, snapshot: LakeSnapshot | None,
+                          only: set[str] | None) -> pa.Table:
+    schema = info.row_schema.to_arrow()
+    if snapshot is None or (only is not None and not only):
+        return schema.empty_table()
+    keys = info.get_partition_keys()
+    specs = None if only is None else [name_to_spec(n, keys) for n in sorted(only)]
+    rows = _conform(await asyncio.to_thread(lake.read, info.table_path, snapshot.snapshot_id, specs), schema)
+    if only is not None and rows.num_rows:  # exact (the scan prunes on string-typed keys only)
+        names = partition_name_array(rows, [schema.get_field_index(k) for k in keys])
+        rows = rows.filter(pc.is_in(names, value_set=pa.array(sorted(only), pa.string())))
+    return rows
+
+
+async def read_log_after(conn, info: TableInfo, snapshot: LakeSnapshot | None, *,
+                         partitions: set[str] | None = None) -> tuple[pa.Table, np.ndarray]:
+    """The log records after the snapshot's offsets up to the current end, and their change types
+    (of every existing partition, or of those named in ``partitions``)."""
     path = info.table_path
     admin = conn.get_admin()
-    buckets = list(range(info.num_buckets))
-    ends = await admin.list_offsets(path, buckets, OffsetSpec.latest())
-    earliest = await admin.list_offsets(path, buckets, OffsetSpec.earliest())
+    parts = await current_partitions(admin, info, partitions)
+    ends = await list_bucket_offsets(admin, info, parts, OffsetSpec.latest())
+    earliest = await list_bucket_offsets(admin, info, parts, OffsetSpec.earliest())
     ranges = {}
-    for b in buckets:
-        start = snapshot.get_bucket_offset(TableBucket(info.table_id, b)) if snapshot else None
+    for key in bucket_keys(info, parts):
+        if key not in ends or key not in earliest:
+            continue  # partition dropped meanwhile
+        pid, bucket = key
+        start = snapshot.get_bucket_offset(TableBucket(info.table_id, bucket, pid)) if snapshot else None
         start = start or 0
-        if start < earliest[b]:
-            if snapshot is not None or earliest[b] > 0:
-                log.warning("%s bucket %d: offsets [%d, %d) expired from the log and are not in the lake",
-                            path, b, start, earliest[b])
-            start = earliest[b]
-        ranges[b] = (start, ends[b])
+        if start < earliest[key]:
+            if snapshot is not None or earliest[key] > 0:
+                where = f"bucket {bucket}" if pid == NO_PARTITION else f"partition {parts[pid]} bucket {bucket}"
+                log.warning("%s %s: offsets [%d, %d) expired from the log and are not in the lake",
+                            path, where, start, earliest[key])
+            start = earliest[key]
+        ranges[key] = (start, ends[key])
     table = await conn.get_table(path)
     scanner = await table.new_scan().create_record_batch_log_scanner()
     schema = info.row_schema.to_arrow()
 
+    async def gone(pending: list) -> set:
+        now = await current_partitions(admin, info)
+        return {k for k in pending if k[0] != NO_PARTITION and k[0] not in now}
+
     batches, cts = [], []
     try:
-        async for rb in iter_log_range(scanner, ranges):
+        async for rb in iter_log_range(scanner, ranges, gone=gone if info.is_partitioned() else None):
             batches.append(rb.batch)
             cts.append(np.asarray(rb.change_types, dtype=np.uint8))
     finally:

@@ -48,3 +48,35 @@ async def test_fluss_sql_runs_a_script_against_the_cluster(batch_env, cluster, c
         assert [await lookuper.lookup([1]), await lookuper.lookup([2])] == [dict(k=1, v="one"), None]
     finally:
         await lookuper.aclose()
+
+
+def test_the_wheels_sql_client_runs_a_script_with_the_connector_jar(cluster, connector, tmp_path):
+    """Flink's own ``sql-client.sh`` from the PyFlink wheel, ``-j`` the connector jar, against the cluster."""
+    import os
+    import re
+    import subprocess
+
+    import pyflink
+
+    client = os.path.join(os.path.dirname(pyflink.__file__), "bin", "sql-client.sh")
+    db = f"sqlclient_{os.getpid()}"
+    script = tmp_path / "script.sql"
+    script.write_text(f"""
+        SET 'sql-client.execution.result-mode' = 'tableau';
+        SET 'execution.runtime-mode' = 'batch';
+        SET 'table.dml-sync' = 'true';
+        CREATE CATALOG fluss_catalog WITH ('type' = 'fluss', 'bootstrap.servers' = '{cluster.bootstrap_servers}');
+        USE CATALOG fluss_catalog;
+        CREATE DATABASE {db};
+        CREATE TABLE {db}.events (id INT, name STRING) WITH ('bucket.num' = '2');
+        INSERT INTO {db}.events VALUES (1, 'one'), (2, 'two'), (3, 'three');
+        SELECT name FROM {db}.events WHERE id = 2;
+        DROP DATABASE {db} CASCADE;
+    """)
+    done = subprocess.run([client, "-j", connector, "-D", "execution.target=local", "-f", str(script)],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=240,
+                          env={**os.environ, "FLINK_LOG_DIR": str(tmp_path)})
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[:2000]
+    assert "[ERROR]" not in out, done.stdout[-3000:] + done.stderr[:2000]
+    assert re.search(r"\|\s+two\s+\|", out) and "1 row in set" in out, done.stdout[-3000:] + done.stderr[:2000]

@@ -8,8 +8,6 @@ cluster: slow to start, so once).
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
-import decimal
 import inspect
 import json
 import os
@@ -20,89 +18,28 @@ import time
 
 import pyarrow as pa
 import pytest
-from pypaimon import CatalogFactory
+from lake_helpers import (
+    ACCOUNTS,
+    EVENTS,
+    LAKE,
+    append,
+    apply_ops,
+    by_id,
+    create,
+    ends,
+    events,
+    ids,
+    paimon_rows,
+    paimon_table,
+    tier,
+)
 
 from fluss import ErrorCode, FlussError, OffsetSpec, Schema, TableBucket, TableDescriptor, TablePath
-from fluss.lake.paimon import COMMIT_USER, ROW_KIND_COLUMN, lake_of_table
+from fluss.lake.paimon import COMMIT_USER, ROW_KIND_COLUMN
 from fluss.lake.snapshot import get_latest_lake_snapshot
-from fluss.lake.tiering import tier_table
 from fluss.lake.union_read import read_lake, union_read
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
-
-LAKE = {"table.datalake.enabled": "true"}
-
-EVENTS = pa.schema([
-    pa.field("id", pa.int64(), nullable=False), ("name", pa.string()), ("score", pa.float64()),
-    ("qty", pa.int32()), ("price", pa.decimal128(10, 2)), ("day", pa.date32()), ("at", pa.timestamp("us")),
-])
-ACCOUNTS = pa.schema([pa.field("id", pa.int64(), nullable=False), ("owner", pa.string()), ("balance", pa.int64())])
-
-
-def events(start: int, n: int) -> pa.RecordBatch:
-    ids = list(range(start, start + n))
-    return pa.RecordBatch.from_pydict({
-        "id": ids, "name": [f"e{i}" for i in ids], "score": [i / 4 for i in ids], "qty": [i % 7 for i in ids],
-        "price": [decimal.Decimal(i) / 100 for i in ids], "day": [dt.date(2026, 1, 1 + i % 28) for i in ids],
-        "at": [dt.datetime(2026, 1, 1) + dt.timedelta(seconds=i) for i in ids],
-    }, schema=EVENTS)
-
-
-async def create(conn, path: TablePath, schema: pa.Schema, pk: list[str] | None = None, buckets: int = 3,
-                 **props: str):
-    await conn.get_admin().create_table(path, TableDescriptor(
-        Schema(schema, primary_keys=pk), bucket_count=buckets, properties={**LAKE, **props}))
-    return await conn.get_admin().get_table_info(path)
-
-
-async def append(conn, path: TablePath, *batches: pa.RecordBatch) -> None:
-    writer = (await conn.get_table(path)).new_append().create_writer()
-    for b in batches:
-        writer.write_arrow_batch(b)
-    await writer.flush()
-
-
-async def apply_ops(conn, path: TablePath, ops: list[tuple], state: dict[int, dict]) -> None:
-    """Upserts (``("u", row)``) and deletes (``("d", id)``) through the client, mirrored into ``state``."""
-    writer = (await conn.get_table(path)).new_upsert().create_writer()
-    for op, arg in ops:
-        if op == "u":
-            writer.upsert(arg)
-            state[arg["id"]] = arg
-        else:
-            writer.delete({"id": arg})
-            state.pop(arg, None)
-    await writer.flush()
-
-
-async def tier(conn, info, report: bool = True):
-    try:
-        coordinator = await get_latest_lake_snapshot(conn, info.table_path)
-    except FlussError:
-        coordinator = None
-    return await tier_table(conn, lake_of_table(info), info, coordinator, report=report)
-
-
-def paimon_table(warehouse: str, path: TablePath):
-    """The lake table through pypaimon alone (no project code)."""
-    return CatalogFactory.create({"warehouse": warehouse}).get_table(f"{path.database_name}.{path.table_name}")
-
-
-def paimon_rows(table) -> pa.Table:
-    builder = table.new_read_builder()
-    return builder.new_read().to_arrow(builder.new_scan().plan().splits())
-
-
-def ids(table: pa.Table) -> list[int]:
-    return sorted(table.column("id").to_pylist())
-
-
-def by_id(table: pa.Table) -> dict[int, dict]:
-    return {r["id"]: r for r in table.to_pylist()}
-
-
-async def ends(conn, info) -> dict[int, int]:
-    return await conn.get_admin().list_offsets(info.table_path, list(range(info.num_buckets)), OffsetSpec.latest())
 
 
 # ---------------------------------------------------------------- table creation
@@ -325,12 +262,19 @@ def run_job(bootstrap: str, *args: str) -> list[dict]:
     return [json.loads(line) for line in proc.stdout.splitlines() if line.startswith("{")]
 
 
-async def test_tiering_job_once_tiers_log_and_pk_tables_and_reports_them(lake_conn, lake_db, lake_cluster):
+async def test_tiering_job_once_tiers_log_pk_and_partitioned_tables_and_reports_them(lake_conn, lake_db,
+                                                                                      lake_cluster):
     log_path, pk_path = TablePath(lake_db, "job_events"), TablePath(lake_db, "job_accounts")
+    part_path = TablePath(lake_db, "job_by_day")
     log_info = await create(lake_conn, log_path, EVENTS, buckets=2)
     pk_info = await create(lake_conn, pk_path, ACCOUNTS, pk=["id"], buckets=2)
+    part_info = await create(lake_conn, part_path, EVENTS.append(pa.field("d", pa.string())), buckets=2,
+                             partition_keys=["d"])
     state: dict[int, dict] = {}
     await append(lake_conn, log_path, events(0, 100))
+    by_day = [events(0, 30).append_column("d", pa.array(["mon"] * 30)),
+              events(30, 20).append_column("d", pa.array(["tue"] * 20))]
+    await append(lake_conn, part_path, *by_day)
     await apply_ops(lake_conn, pk_path, [("u", {"id": i, "owner": "x", "balance": i}) for i in range(30)]
                     + [("d", 7), ("u", {"id": 8, "owner": "y", "balance": 80})], state)
 
@@ -348,6 +292,15 @@ async def test_tiering_job_once_tiers_log_and_pk_tables_and_reports_them(lake_co
     assert by_id(await union_read(lake_conn, pk_path)) == state
     assert (await union_read(lake_conn, log_path)).sort_by("id").equals(
         pa.Table.from_batches([events(0, 100)]))
+
+    result = results[part_info.table_id]
+    assert result["rows"] == 50 and result["reported"]
+    snapshot = await get_latest_lake_snapshot(lake_conn, part_path)
+    assert snapshot.snapshot_id == result["snapshot_id"]
+    assert sorted(snapshot.partition_names.values()) == ["mon", "tue"]
+    assert len(snapshot.table_buckets_offset) == 4 and sum(snapshot.table_buckets_offset.values()) == 50
+    assert (await read_lake(lake_conn, part_path)).sort_by("id").to_pylist() == \
+        pa.Table.from_batches(by_day).to_pylist()
 
 
 async def test_tiering_status_command_shows_snapshot_and_tier_lag(lake_conn, lake_db, lake_cluster):
