@@ -54,3 +54,78 @@ async def flink_db(admin):
     await admin.create_database(name)
     yield name
     await admin.drop_database(name, ignore_if_not_exists=True, cascade=True)
+
+
+@pytest.fixture(scope="session")
+def new_stream_env(connector):
+    """A factory of fresh streaming TableEnvironments in the session's JVM, for tests whose jobs need their own
+    Flink configuration (a checkpoint directory, a restore path, a restart strategy):
+    ``new_stream_env(bootstrap_servers, catalog, config)`` has the connector jar and a Fluss catalog named
+    ``catalog`` on ``bootstrap_servers``; ``config`` is applied when the environment is created."""
+    from pyflink.common import Configuration
+    from pyflink.table import EnvironmentSettings, TableEnvironment
+
+    def make(bootstrap_servers: str, catalog: str = CATALOG, config: dict[str, str] | None = None):
+        conf = Configuration()
+        settings = {"parallelism.default": "2", "table.exec.resource.default-parallelism": "2",
+                    "rest.bind-port": "0", **(config or {})}
+        for key, value in settings.items():
+            conf.set_string(key, value)
+        t_env = TableEnvironment.create(
+            EnvironmentSettings.new_instance().in_streaming_mode().with_configuration(conf).build())
+        add_connector_jars(t_env)
+        t_env.execute_sql(
+            f"CREATE CATALOG {catalog} WITH ('type'='fluss', 'bootstrap.servers'='{bootstrap_servers}')").wait()
+        return t_env
+
+    return make
+
+
+# ---------------------------------------------------------------- a cluster with a Paimon lake (Union Read tests)
+
+LAKE_CATALOG = "fluss_lake"
+
+
+@pytest.fixture(scope="module")
+def flink_lake_cluster(tmp_path_factory):
+    """A cluster with a Paimon warehouse of its own (small log segments and a fast retention check, so records
+    expired by TTL leave the log within seconds), for one test module."""
+    from fluss.server.cluster import LocalCluster
+
+    warehouse = tmp_path_factory.mktemp("flink-paimon-warehouse")
+    config = {"datalake.format": "paimon", "datalake.paimon.warehouse": str(warehouse),
+              "log.segment.file-size": "8kb", "log.retention.check-interval": "500ms"}
+    with LocalCluster(tablet_servers=1, server_config=config) as c:
+        yield c
+
+
+@pytest_asyncio.fixture(loop_scope="session", scope="module")
+async def flink_lake_conn(flink_lake_cluster):
+    import fluss
+
+    connection = await fluss.FlussConnection.create(
+        fluss.Config({"bootstrap.servers": flink_lake_cluster.bootstrap_servers}))
+    yield connection
+    await connection.aclose()
+
+
+@pytest.fixture(scope="module")
+def lake_catalog(flink_lake_cluster, batch_env, stream_env):
+    """A Fluss catalog ``fluss_lake`` on the lake cluster in the session's batch and streaming environments."""
+    for env in (batch_env, stream_env):
+        env.execute_sql(f"DROP CATALOG IF EXISTS {LAKE_CATALOG}").wait()
+        env.execute_sql(f"CREATE CATALOG {LAKE_CATALOG} WITH ('type'='fluss', "
+                        f"'bootstrap.servers'='{flink_lake_cluster.bootstrap_servers}')").wait()
+    yield LAKE_CATALOG
+    for env in (batch_env, stream_env):
+        env.execute_sql(f"DROP CATALOG IF EXISTS {LAKE_CATALOG}").wait()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def flink_lake_db(flink_lake_conn):
+    """A fresh database on the lake cluster for one test."""
+    name = f"flake_{uuid.uuid4().hex[:8]}"
+    admin = flink_lake_conn.get_admin()
+    await admin.create_database(name)
+    yield name
+    await admin.drop_database(name, ignore_if_not_exists=True, cascade=True)
