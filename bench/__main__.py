@@ -1,5 +1,5 @@
-"""``python -m bench [--quick | --full] [--only raw,fluss,redis,kafka,upstream]``: runs the suite, prints the
-table and writes ``bench/results/latest.json``."""
+"""``python -m bench [--quick | --full] [--only raw,fluss,recovery,tiering,flink,redis,kafka,kafka3,upstream]``:
+runs the suite, prints the table and writes ``bench/results/latest.json``."""
 
 from __future__ import annotations
 

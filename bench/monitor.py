@@ -27,6 +27,36 @@ def read_status_kb(pid: int, field: str) -> int | None:
     return None
 
 
+def descendants(pid: int) -> list[int]:
+    """Every running process below ``pid`` (children, grandchildren, ...), from the parent ids in ``/proc``."""
+    parents: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        ppid = int(stat[stat.rindex(")") + 2:].split()[1])  # the name may hold spaces and parentheses
+        parents.setdefault(ppid, []).append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        for child in parents.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
+def command_name(pid: int) -> str:
+    """The process's command name (``/proc/<pid>/comm``: ``java``, ``python3.11``), or ``?`` if it is gone."""
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return "?"
+
+
 def _reset_peak(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/clear_refs", "w") as f:
@@ -53,6 +83,15 @@ class PeakRss:
         """Starts watching another process (no reset: it was started during the scenario)."""
         with self._lock:
             self._pids[name] = pid
+
+    def add_descendants(self, prefix: str, pid: int) -> None:
+        """Starts watching every process below ``pid``, named ``<prefix>-<command>`` (``-2``, ``-3`` for more
+        processes of the same command), e.g. a Flink job's JVM and its Python workers."""
+        seen: dict[str, int] = {}
+        for child in descendants(pid):
+            name = f"{prefix}-{command_name(child)}"
+            seen[name] = seen.get(name, 0) + 1
+            self.add(name if seen[name] == 1 else f"{name}-{seen[name]}", child)
 
     def __enter__(self) -> PeakRss:
         for name, pid in self._pids.items():

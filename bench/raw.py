@@ -4,8 +4,9 @@
   to a local file, then ``fsync``; rows/s over write + fsync.
 - Log scan: that file read back into an Arrow table (all columns, and the 2 projected columns); rows/s.
 - KV: ``rocksdict`` WriteBatch puts (key = 8-byte sequence number, value = the row's 42 value bytes) and a
-  multi-get of every key in batches of ``KV_GET_BATCH``; rows/s. These are the limits for the primary-key
-  scenarios, which have not landed yet, so they are measured and listed on their own.
+  multi-get of every key in batches of ``KV_GET_BATCH``; rows/s: the limits of the primary-key upsert and lookup.
+The other raw limits are measured by their scenario's own module, in the same run: KV recovery
+(``bench.fluss_recovery``), tiering (``bench.lake_tiering``) and Flink (``bench.flink_sql``).
 """
 
 from __future__ import annotations

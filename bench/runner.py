@@ -1,7 +1,8 @@
 """Runs the families of one benchmark run in order and assembles the result document.
 
-Order: raw limits first (nothing else running), then this project's cluster, then each peer, one at a time, so
-no two systems share the 2 cores. A family that fails is recorded as failed; the run goes on.
+Order: raw limits first (nothing else running), then this project's clusters (log and KV scenarios, KV
+recovery, lake tiering, Flink SQL), then each peer, one at a time, so no two systems share the 2 cores. A family
+that fails is recorded as failed (under the key prefix of its scenarios); the run goes on.
 """
 
 from __future__ import annotations
@@ -9,18 +10,30 @@ from __future__ import annotations
 import os
 import platform
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 import pyarrow as pa
 
-from bench import fluss_log, kafka_peer, raw, redis_peer, report, upstream
+from bench import (
+    flink_sql,
+    fluss_log,
+    fluss_recovery,
+    kafka_peer,
+    kafka_rf3,
+    lake_tiering,
+    raw,
+    redis_peer,
+    report,
+    upstream,
+)
 from bench.data import LOGICAL_ROW_BYTES, PROJECTED, SCHEMA, arrow_bytes_per_row, make_batch
 from bench.model import FAILED, Measurement, Profile
 from bench.setup import KAFKA_LIB
 
-FAMILIES = ("raw", "fluss", "redis", "kafka", "upstream")
+FAMILIES = ("raw", "fluss", "recovery", "tiering", "flink", "redis", "kafka", "kafka3", "upstream")
 
 
 def machine() -> dict:
@@ -43,11 +56,12 @@ def _version(cmd: list[str]) -> str | None:
         return None
 
 
-def _guard(system: str, fn: Callable[[], list[Measurement]]) -> list[Measurement]:
+def _guard(system: str, keys: tuple[str, ...], fn: Callable[[], list[Measurement]]) -> list[Measurement]:
+    """``fn()``, or failed measurements standing for every figure of ``system`` under ``keys`` (``*``: all)."""
     try:
         return fn()
     except Exception as e:  # a family that breaks is reported, the run goes on
-        return [Measurement(system, "*", "", status=FAILED, note=f"{type(e).__name__}: {e}")]
+        return [Measurement(system, key, "", status=FAILED, note=f"{type(e).__name__}: {e}") for key in keys]
 
 
 def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
@@ -56,17 +70,22 @@ def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
     measurements: list[Measurement] = []
     resolved: dict[str, str] = {}
     timings: dict[str, float] = {}
-    steps: list[tuple[str, Callable[[], list[Measurement]]]] = [
-        ("raw", lambda: raw.run(profile)),
-        ("fluss", lambda: fluss_log.run(profile)),
-        ("redis", lambda: redis_peer.run(profile)),
-        ("kafka", lambda: kafka_peer.run(profile)),
+    # family, its function, and the system and key prefixes that a failure of the whole family stands for
+    steps: list[tuple[str, Callable[[], list[Measurement]], str, tuple[str, ...]]] = [
+        ("raw", lambda: raw.run(profile), "raw", ("*",)),
+        ("fluss", lambda: fluss_log.run(profile), "fluss", ("log", "kv.upsert", "kv.lookup")),
+        ("recovery", lambda: fluss_recovery.run(profile), "fluss", ("kv.recovery",)),
+        ("tiering", lambda: lake_tiering.run(profile), "fluss", ("tiering",)),
+        ("flink", lambda: flink_sql.run(profile), "fluss", ("flink",)),
+        ("redis", lambda: redis_peer.run(profile), "redis", ("*",)),
+        ("kafka", lambda: kafka_peer.run(profile), "kafka-java", ("*",)),
+        ("kafka3", lambda: kafka_rf3.run(profile), "kafka-java", ("log.append.rf3",)),
     ]
-    for name, fn in steps:
+    for name, fn, system, keys in steps:
         if name in families:
             print(f"[bench] {name} ...", flush=True)
             t0 = time.monotonic()
-            measurements += _guard(name, fn)
+            measurements += _guard(system, keys, fn)
             timings[name] = round(time.monotonic() - t0, 1)
     if "upstream" in families:
         print("[bench] upstream (Apache Fluss) ...", flush=True)
@@ -77,6 +96,8 @@ def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
     scenarios = report.build(measurements)
     sample = make_batch(1000)
     kafka_jars = sorted(KAFKA_LIB.glob("kafka_2.13-*.jar")) if KAFKA_LIB.is_dir() else []
+    flink_version = _version([sys.executable, "-c", "import pyflink.version as v; print(v.__version__)"])
+    paimon_version = _version([sys.executable, "-c", "import importlib.metadata as m; print(m.version('pypaimon'))"])
     doc = {
         "generated_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "mode": profile.name,
@@ -87,8 +108,11 @@ def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
                  "arrow_bytes_per_row": round(arrow_bytes_per_row(sample), 1)},
         "peers": {
             "redis": {"version": _version(["redis-server", "--version"])},
-            "kafka-java": {"version": kafka_jars[-1].stem if kafka_jars else None},
+            "kafka-java": {"version": kafka_jars[-1].stem if kafka_jars else None,
+                           "rf3": f"{kafka_rf3.NODES} KRaft nodes (broker + controller), {kafka_rf3.TOPIC_CONFIG}"},
             "apache-fluss": resolved,
+            "flink": {"version": flink_version, "pyflink": "PyFlink local mini cluster, batch mode"},
+            "paimon": {"pypaimon": paimon_version},
         },
         "scenarios": scenarios,
         "goals": report.goals(scenarios),

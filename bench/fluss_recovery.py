@@ -1,0 +1,229 @@
+"""KV recovery: how long a restarted tablet server takes to serve a primary-key bucket again, per 1M rows.
+
+Own ``LocalCluster`` (1 coordinator, 1 tablet server, KV snapshots every ``SNAPSHOT_INTERVAL``), one table of
+the benchmark rows with primary key ``seq``, 1 bucket, RF=1, filled with ``recovery_rows`` rows through
+``UpsertWriter`` and waited on until a KV snapshot covers them. Then, per round:
+
+1. ``kill -9`` of the tablet server (the PID the cluster started) and a wait until the coordinator has dropped
+   its registration (the ZooKeeper session ends), so the restart does not wait for it;
+2. ``kv.recovery``: the server is started again as is (its data directory intact);
+   ``kv.recovery.snapshot``: the bucket's local KV directory is removed first (a replaced disk / new host), so
+   the leader must download the KV snapshot and replay the changelog after it;
+3. the clock runs from the spawn of the new process until lookups of ``PROBE_KEYS`` keys (including the last
+   one written) all return their rows. That includes starting the Python process, registering, the
+   coordinator's leader election and opening the KV state. Seconds x 1M / rows.
+
+Which path the server took (local RocksDB or KV snapshot) and how many changelog records it replayed are read
+from its log (``KvReplica.open``), together with the time the open itself took.
+
+Raw limit (``raw`` / ``kv.recovery``): the same rows (8-byte keys, 42-byte values) in a RocksDB written and
+closed beforehand, then opened with rocksdict and read back completely (iteration over every key and value):
+what this machine needs to bring the same state back from disk and touch all of it once, per 1M rows.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import shutil
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+
+import fluss
+from bench.data import LOGICAL_ROW_BYTES, SCHEMA, make_batch
+from bench.model import FAILED, Measurement, Profile
+from bench.monitor import PeakRss
+from bench.raw import KV_PUT_BATCH, _kv_keys_values
+from fluss.server.cluster import LocalCluster
+
+SERVER = 0
+SNAPSHOT_INTERVAL = "1s"
+CONFIG = {"kv.snapshot.interval": SNAPSHOT_INTERVAL}
+PROBE_KEYS = 50
+RECOVERY_TIMEOUT_S = 120.0
+WRITE_CHUNK = 50_000
+_OPEN_RE = re.compile(r"^(\S+ \S+) INFO \S+: (?:(restoring) .* from KV snapshot|KV state of .* ready at offset "
+                      r"(\d+) \((\d+) changelog records replayed\))", re.M)
+_START_RE = re.compile(r"^(\S+ \S+) INFO \S+: tablet server \d+ serving on", re.M)
+
+
+def _ts(text: str) -> float:
+    return datetime.strptime(text, "%Y-%m-%d %H:%M:%S,%f").timestamp()
+
+
+async def _fill(bootstrap: str, rows: int) -> fluss.TablePath:
+    """Creates the table and upserts ``rows`` rows; returns its path once a KV snapshot covers them."""
+    conn = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": bootstrap}))
+    try:
+        admin = conn.get_admin()
+        await admin.create_database("bench", ignore_if_exists=True)
+        path = fluss.TablePath("bench", "kv_recovery")
+        await admin.create_table(path, fluss.TableDescriptor(fluss.Schema(SCHEMA, primary_keys=["seq"]),
+                                                             bucket_count=1,
+                                                             properties={"table.replication.factor": "1"}))
+        writer = (await conn.get_table(path)).new_upsert().create_writer()
+        for start in range(0, rows, WRITE_CHUNK):
+            for row in make_batch(min(WRITE_CHUNK, rows - start), seed=start, start_seq=start).to_pylist():
+                writer.upsert(row)
+        await writer.flush()
+        await writer.aclose()
+        end = (await admin.list_offsets(path, [0], fluss.OffsetSpec.latest()))[0]
+        deadline = time.monotonic() + 60
+        while await _snapshot_offset(conn, path) < end:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no KV snapshot reached log offset {end} within 60 s")
+            await asyncio.sleep(0.3)
+        return path
+    finally:
+        await conn.aclose()
+
+
+async def _snapshot_offset(conn: fluss.FlussConnection, path: fluss.TablePath) -> int:
+    from fluss.rpc.gen import fluss_api_pb2 as pb
+
+    resp = await conn.run(conn.cluster.admin_call("GetLatestKvSnapshots",
+                                                  pb.GetLatestKvSnapshotsRequest(table_path=path.to_pb())))
+    return max((s.log_offset for s in resp.snapshots), default=-1)
+
+
+async def _serving(bootstrap: str, path: fluss.TablePath, keys: list[int]) -> None:
+    """Returns once every key of ``keys`` is found by a lookup (retrying while the bucket has no leader)."""
+    config = fluss.Config({"bootstrap.servers": bootstrap, "request-timeout": "2s", "lookup.batch-timeout": "1ms"})
+    deadline = time.monotonic() + RECOVERY_TIMEOUT_S
+    conn = None
+    try:
+        while True:
+            try:
+                if conn is None:
+                    conn = await fluss.FlussConnection.create(config)
+                lookuper = (await conn.get_table(path)).new_lookup().create_lookuper()
+                got = await asyncio.gather(*(lookuper.lookup({"seq": k}) for k in keys))
+                await lookuper.aclose()
+                if all(g is not None and g["seq"] == k for g, k in zip(got, keys, strict=True)):
+                    return
+                raise RuntimeError(f"lookups after recovery found {sum(g is not None for g in got)} of {len(keys)}")
+            except fluss.FlussError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the bucket did not serve lookups within {RECOVERY_TIMEOUT_S}s") from None
+                await asyncio.sleep(0.02)
+    finally:
+        if conn is not None:
+            await conn.aclose()
+
+
+def _kv_dirs(cluster: LocalCluster) -> list[Path]:
+    data = cluster.dir / f"tablet-server-{SERVER}" / "data"
+    return [p for p in data.rglob("kv") if p.is_dir()]
+
+
+def _open_report(log_text: str, since: int) -> tuple[str, int, float | None]:
+    """(path taken, changelog records replayed, seconds from "serving" to "KV state ready") for the open in
+    ``log_text[since:]``."""
+    part = log_text[since:]
+    source, replayed, ready_ts = "local RocksDB", -1, None
+    for m in _OPEN_RE.finditer(part):
+        if m.group(2):
+            source = "KV snapshot"
+        else:
+            replayed, ready_ts = int(m.group(4)), _ts(m.group(1))
+    started = _START_RE.search(part)
+    took = ready_ts - _ts(started.group(1)) if ready_ts and started else None
+    return source, replayed, took
+
+
+async def _rounds(cluster: LocalCluster, path: fluss.TablePath, rows: int, rounds: int,
+                  from_snapshot: bool) -> Measurement:
+    key = "kv.recovery.snapshot" if from_snapshot else "kv.recovery"
+    m = Measurement("fluss", key, "s", better="lower")
+    probe = sorted({0, rows - 1, *range(0, rows, max(1, rows // PROBE_KEYS))})
+    log_path = cluster.dir / "logs" / f"tablet-server-{SERVER}.log"
+    seconds, opens, sources, replays = [], [], set(), []
+    peaks: dict[str, float] = {}
+    for r in range(rounds + 1):  # round 0 warms up (page cache, the coordinator's first failover)
+        cluster.kill_tablet_server(SERVER)
+        await asyncio.to_thread(cluster.wait_for_tablet_servers, set(), 30)
+        if from_snapshot:
+            for d in _kv_dirs(cluster):
+                shutil.rmtree(d)
+        since = log_path.stat().st_size if log_path.exists() else 0
+        t0 = time.perf_counter()
+        cluster.start_tablet_server(SERVER, wait=False)
+        pid = cluster.tablet_server_pid(SERVER)
+        with PeakRss({"tablet-server-0": pid}) as rss:
+            await _serving(cluster.bootstrap_servers, path, probe)
+        dt = time.perf_counter() - t0
+        source, replayed, took = _open_report(log_path.read_text(), since)
+        if r:
+            m.rounds.append(dt * 1e6 / rows)
+            seconds.append(dt)
+            sources.add(source)
+            replays.append(replayed)
+            if took is not None:
+                opens.append(took)
+            peaks = {k: max(v, peaks.get(k, 0.0)) for k, v in rss.peaks_mb().items()}
+    m.rss_peak_mb = peaks
+    open_s = f"{min(opens):.2f}-{max(opens):.2f}" if opens else "?"
+    m.note = (f"{rows} rows in 1 bucket; restart->serving {min(seconds):.2f}-{max(seconds):.2f}s; from "
+              f"{' / '.join(sorted(sources))} + {min(replays)}-{max(replays)} changelog records replayed; "
+              f"KvReplica.open {open_s}s of it")
+    return m
+
+
+def measure_raw(rows: int, rounds: int) -> Measurement:
+    """rocksdict: open a DB of ``rows`` rows written beforehand and iterate every key and value; s per 1M rows."""
+    from rocksdict import Options, Rdict, WriteBatch
+
+    m = Measurement("raw", "kv.recovery", "s", better="lower",
+                    note=f"rocksdict: open a RocksDB of the same {rows} rows ({LOGICAL_ROW_BYTES}-byte values) "
+                         "and read every row back, per 1M rows")
+    work = Path(tempfile.mkdtemp(prefix="bench-raw-recovery-"))
+    try:
+        keys, vals = _kv_keys_values(rows)
+        db = Rdict(str(work / "db"), Options(raw_mode=True))
+        for start in range(0, rows, KV_PUT_BATCH):
+            wb = WriteBatch(raw_mode=True)
+            for i in range(start, min(rows, start + KV_PUT_BATCH)):
+                wb.put(keys[i], vals[i])
+            db.write(wb)
+        db.close()
+        with PeakRss({}) as rss:
+            for r in range(rounds + 1):
+                t0 = time.perf_counter()
+                db = Rdict(str(work / "db"), Options(raw_mode=True))
+                n = sum(1 for _ in db.items())
+                db.close()
+                dt = time.perf_counter() - t0
+                if n != rows:
+                    raise RuntimeError(f"read {n} of {rows} rows back")
+                if r:
+                    m.rounds.append(dt * 1e6 / rows)
+        m.rss_peak_mb = rss.peaks_mb()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return m
+
+
+async def _run(profile: Profile) -> list[Measurement]:
+    rows = profile.recovery_rows
+    out: list[Measurement] = []
+    with LocalCluster(tablet_servers=1, server_config=CONFIG, zookeeper_session_timeout="2s") as cluster:
+        t0 = time.monotonic()
+        path = await _fill(cluster.bootstrap_servers, rows)
+        print(f"  recovery fill {rows} rows: {time.monotonic() - t0:.1f}s", flush=True)
+        for from_snapshot in (False, True):
+            t0 = time.monotonic()
+            try:
+                out.append(await _rounds(cluster, path, rows, profile.heavy_rounds, from_snapshot))
+            except Exception as e:  # one variant failing must not hide the other
+                key = "kv.recovery.snapshot" if from_snapshot else "kv.recovery"
+                out.append(Measurement("fluss", key, "s", status=FAILED, note=f"{type(e).__name__}: {e}"))
+            print(f"  fluss {'kv.recovery.snapshot' if from_snapshot else 'kv.recovery'}: "
+                  f"{time.monotonic() - t0:.1f}s", flush=True)
+    return out
+
+
+def run(profile: Profile) -> list[Measurement]:
+    """The raw limit, then both recovery variants on their own cluster."""
+    return [measure_raw(profile.recovery_rows, profile.rounds)] + asyncio.run(_run(profile))
