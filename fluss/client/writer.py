@@ -2,13 +2,17 @@
 
 Rows (``append``) are collected and turned into Arrow column by column when a chunk is full, when
 ``writer.batch-timeout`` passes, or on ``flush()``; Arrow input (``write_arrow_batch``) is conformed to the
-table schema at once. Each chunk is split per (partition, bucket) with vectorized bucket ids, encoded as
-log batches (``fluss.record.log_batch``) and handed to the ``Sender`` on the client's I/O thread.
+table schema at once. Each chunk is split per (partition, bucket) with vectorized bucket ids (without a bucket
+key: sticky, a new bucket per batch of ``writer.batch-size``, or round-robin), encoded as log batches
+(``fluss.record.log_batch``) and handed, batch by batch as each is encoded, to the ``Sender`` on the client's
+I/O thread, so sending overlaps encoding.
 
-The sender keeps one request in flight per bucket (so a retry never reorders a bucket), groups batches per
-leader into ProduceLog requests of at most ``writer.request-max-size``, and retries retriable errors after
-refreshing metadata. Encoded bytes waiting to be acknowledged are capped by ``writer.buffer.memory-size``:
-a writer that would exceed it blocks until acknowledgements free room (backpressure).
+The sender groups batches per leader into ProduceLog requests of at most ``writer.request-max-size``, encoded
+straight to wire bytes (``produce_wire``), and retries retriable errors after refreshing metadata. An idempotent
+writer has up to ``writer.max-inflight-requests-per-bucket`` batches in flight per bucket and keeps their order
+(see ``Sender``); otherwise one request is in flight per bucket, so a retry never reorders a bucket. Encoded
+bytes waiting to be acknowledged are capped by ``writer.buffer.memory-size``: a writer that would exceed it
+blocks until acknowledgements free room (backpressure).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import time
 from collections import defaultdict, deque
 from dataclasses import dataclass, field
 
+import grpc
 import numpy as np
 import pandas as pd
 import pyarrow as pa
@@ -29,11 +34,12 @@ import pyarrow as pa
 from fluss.client.cluster_client import ClusterClient, TableMetadata
 from fluss.client.config import Config
 from fluss.client.io_thread import IoThread
+from fluss.client.produce_wire import encode_write_request
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.bucketing import bucket_ids
 from fluss.key.partition import partition_names_of
 from fluss.metadata import TableBucket, TableInfo
-from fluss.record.log_batch import assign_writer, build_batch, parse_compression
+from fluss.record.log_batch import HEADER_SIZE, Buffer, build_batch, parse_compression, writer_header
 from fluss.row_convert import conform_batch, rows_to_batch
 from fluss.rpc.errors import to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -41,6 +47,19 @@ from fluss.rpc.gen import fluss_api_pb2 as pb
 log = logging.getLogger(__name__)
 
 ROWS_PER_CHUNK = 8192
+# Batches a leader remembers per idempotent writer to answer resends (``fluss.server.log.writer_state``): the
+# most a writer may have in flight per bucket, as in Fluss.
+MAX_IN_FLIGHT_WITH_IDEMPOTENCE = 5
+
+
+def max_in_flight_batches(config: Config) -> int:
+    """``writer.max-inflight-requests-per-bucket``, checked as Fluss does for an idempotent writer."""
+    n = config.writer_max_inflight_requests_per_bucket
+    if not 1 <= n <= MAX_IN_FLIGHT_WITH_IDEMPOTENCE:
+        raise FlussError(f"writer.max-inflight-requests-per-bucket must be between 1 and "
+                         f"{MAX_IN_FLIGHT_WITH_IDEMPOTENCE} when writer.enable-idempotence is true, got {n}",
+                         ErrorCode.INVALID_CONFIG_EXCEPTION)
+    return n
 
 
 class WriteResultHandle:
@@ -61,21 +80,31 @@ class WriteResultHandle:
 
 @dataclass
 class _Chunk:
-    """Rows written together: one future for all of them, per-row errors for rejected rows."""
+    """Rows written together: one future for all of them, per-row errors for rejected rows.
+
+    The writing thread adds pending batches while the I/O thread acknowledges earlier ones, so the count
+    is changed under a lock.
+    """
 
     done: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
     pending_batches: int = 0
     row_errors: dict[int, FlussError] = field(default_factory=dict)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def add_pending(self, n: int) -> None:
+        with self._lock:
+            self.pending_batches += n
 
     def batch_done(self, error: BaseException | None) -> None:
-        if self.done.done():
-            return
-        if error is not None:
-            self.done.set_exception(error)
-            return
-        self.pending_batches -= 1
-        if self.pending_batches <= 0:
-            self.done.set_result(None)
+        with self._lock:
+            if self.done.done():
+                return
+            if error is not None:
+                self.done.set_exception(error)
+                return
+            self.pending_batches -= 1
+            if self.pending_batches <= 0:
+                self.done.set_result(None)
 
 
 @dataclass
@@ -86,6 +115,14 @@ class _PendingBatch:
     chunk: _Chunk
     attempts: int = 0
     sequenced: bool = False
+    sequence: int = -1  # the batch sequence, once sequenced
+    header: bytes | None = None  # ``data``'s header re-stamped with the writer id and sequence, once sequenced
+
+    def parts(self) -> list[Buffer]:
+        """The batch as sent: ``data``, or the stamped header and ``data``'s body (not copied)."""
+        if self.header is None:
+            return [self.data]
+        return [self.header, memoryview(self.data)[HEADER_SIZE:]]
 
 
 class MemoryBudget:
@@ -120,9 +157,18 @@ class Sender:
 
     ``RPC``, ``_new_request`` and ``_bucket_request`` say what a request looks like (ProduceLog here; the
     upsert writer's sender sends PutKv); batching, ordering, idempotence and retries are the same for both.
+
+    In flight per bucket: one request (with every queued batch that fits) — or, for an idempotent writer
+    whose RPC the tablet server orders by batch sequence (``PIPELINED_RPCS``), up to
+    ``writer.max-inflight-requests-per-bucket`` batches in any number of requests, as Fluss does. Pipelined
+    batches keep their order: sequences are given in queue order at first send, a failed batch goes back to
+    its place in the queue, and the leader appends a writer's batches in sequence order (a request that
+    arrives before its predecessor waits for it, see ``ReplicaManager.produce``). After a batch fails for
+    good, the later batches of its bucket are numbered again once none is in flight.
     """
 
     RPC = "ProduceLog"
+    PIPELINED_RPCS = frozenset({"ProduceLog"})
 
     def __init__(self, io: IoThread, table: TableInfo, config: Config, budget: MemoryBudget) -> None:
         self.io = io
@@ -138,7 +184,9 @@ class Sender:
         self.max_request = config.writer_request_max_size
         self.retries = config.writer_retries
         self.queues: dict[TableBucket, deque[_PendingBatch]] = defaultdict(deque)
-        self.in_flight: set[TableBucket] = set()
+        self.in_flight: dict[TableBucket, list[_PendingBatch]] = defaultdict(list)
+        self._backoff: dict[TableBucket, int] = defaultdict(int)  # failed requests waiting out their retry delay
+        self._renumber_from: dict[TableBucket, int] = {}  # a batch failed for good: renumber from its sequence
         self._wakeup: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
         self._idle: asyncio.Event | None = None
@@ -146,6 +194,8 @@ class Sender:
         self.idempotent = config.writer_enable_idempotence
         self.writer_id = -1
         self.next_sequence: dict[TableBucket, int] = defaultdict(int)
+        self.max_in_flight = max_in_flight_batches(config) if self.idempotent and self.RPC in self.PIPELINED_RPCS \
+            else None  # None: one request at a time
 
     async def start(self) -> None:
         self._wakeup = asyncio.Event()
@@ -166,28 +216,57 @@ class Sender:
     async def wait_idle(self) -> None:
         await self._idle.wait()
 
+    def _room(self, tb: TableBucket) -> int:
+        """How many more batches of ``tb`` may be sent now (0: none)."""
+        if not self.queues[tb] or self._backoff[tb] or tb in self._renumber_from:
+            return 0
+        flying = len(self.in_flight[tb])
+        if self.max_in_flight is None:
+            return 0 if flying else len(self.queues[tb])
+        return max(0, self.max_in_flight - flying)
+
     async def _run(self) -> None:
         while True:
             await self._wakeup.wait()
             self._wakeup.clear()
-            ready = [tb for tb, q in self.queues.items() if q and tb not in self.in_flight]
+            ready = {tb: room for tb in list(self.queues) if (room := self._room(tb))}
             if not ready:
-                if not self.in_flight and not any(self.queues.values()):
+                if not any(self.in_flight.values()) and not any(self.queues.values()):
                     self._idle.set()
                 continue
-            by_leader: dict[str, list[TableBucket]] = defaultdict(list)
+            by_leader: dict[str, dict[TableBucket, int]] = defaultdict(dict)
             missing = False
-            for tb in ready:
+            for tb, room in ready.items():
                 addr = self.client.leader_address(self.meta, tb)
                 if addr is None:
                     missing = True
                     continue
-                by_leader[addr].append(tb)
+                by_leader[addr][tb] = room
             if missing:
                 asyncio.create_task(self._refresh_and_wake(0.1))
-            for addr, tbs in by_leader.items():
-                self.in_flight.update(tbs)
-                asyncio.create_task(self._send(addr, tbs))
+            for addr, rooms in by_leader.items():
+                asyncio.create_task(self._send(addr, self._take(rooms)))
+
+    def _take(self, rooms: dict[TableBucket, int]) -> dict[TableBucket, list[_PendingBatch]]:
+        """Moves up to ``room`` queued batches per bucket (and ``writer.request-max-size`` bytes in all, but at
+        least one batch per bucket) in flight, giving sequences to batches sent for the first time."""
+        taken: dict[TableBucket, list[_PendingBatch]] = {}
+        size = 0
+        for tb, room in rooms.items():
+            q = self.queues[tb]
+            batches: list[_PendingBatch] = []
+            while q and len(batches) < room and (not batches or size + len(q[0].data) <= self.max_request):
+                b = q.popleft()
+                if self.idempotent and not b.sequenced:  # sequences are given at first send, in queue order
+                    b.sequence = self.next_sequence[tb]
+                    b.header = writer_header(b.data, self.writer_id, b.sequence)
+                    self.next_sequence[tb] += 1
+                    b.sequenced = True
+                size += len(b.data)
+                batches.append(b)
+            taken[tb] = batches
+            self.in_flight[tb] += batches
+        return taken
 
     async def _refresh_and_wake(self, delay: float) -> None:
         await asyncio.sleep(delay)
@@ -202,26 +281,13 @@ class Sender:
         await self.client.update_metadata([self.table.table_path], partition_ids=sorted(set(pids)))
         self.meta = self.client.tables[self.table.table_path]
 
-    async def _send(self, addr: str, tbs: list[TableBucket]) -> None:
-        req = self._new_request()
-        taken: dict[TableBucket, list[_PendingBatch]] = {}
-        size = 0
-        for tb in tbs:
-            q = self.queues[tb]
-            batches: list[_PendingBatch] = []
-            while q and (not batches or size + len(q[0].data) <= self.max_request):
-                b = q.popleft()
-                if self.idempotent and not b.sequenced:  # sequences are given at first send, in queue order
-                    b.data = assign_writer(b.data, self.writer_id, self.next_sequence[tb])
-                    self.next_sequence[tb] += 1
-                    b.sequenced = True
-                size += len(b.data)
-                batches.append(b)
-            taken[tb] = batches
-            req.buckets.append(self._bucket_request(tb, b"".join(x.data for x in batches)))
+    async def _send(self, addr: str, taken: dict[TableBucket, list[_PendingBatch]]) -> None:
+        entries = [(self._bucket_request(tb, b""), [p for b in batches for p in b.parts()])
+                   for tb, batches in taken.items()]
         retry_delay = 0.0
+        backoff: list[TableBucket] = []
         try:
-            resp = await self.client.tablet_call(addr, self.RPC, req, self.client.request_timeout_s + 5)
+            resp = await self._call(addr, encode_write_request(self._new_request(), entries))
             results = {TableBucket(self.table.table_id, r.bucket_id, r.partition_id): r for r in resp.buckets}
         except FlussError as err:  # transport failure: every bucket of the request retries
             results = {tb: err for tb in taken}
@@ -230,15 +296,18 @@ class Sender:
             err = r if isinstance(r, FlussError) else (to_error(r.error) if r is not None else
                                                        FlussError("no result", ErrorCode.NETWORK_EXCEPTION))
             if err is None:
-                self._complete(batches, None)
-            elif err.is_retriable and batches[0].attempts < self.retries:
+                self._acknowledged(tb, batches)
+            elif self._retriable(tb, batches, err) and batches[0].attempts < self.retries:
                 for b in batches:
                     b.attempts += 1
-                self.queues[tb].extendleft(reversed(batches))
+                self._requeue(tb, batches)
+                self._backoff[tb] += 1
+                backoff.append(tb)
                 retry_delay = max(retry_delay, min(1.0, 0.05 * batches[0].attempts))
             else:
-                if self.idempotent:  # never appended: their sequence numbers are free again
-                    self.next_sequence[tb] -= len(batches)
+                if self.idempotent:  # never appended: the sequences from here on are given again
+                    self._renumber_from[tb] = min(self._renumber_from.get(tb, batches[0].sequence),
+                                                  batches[0].sequence)
                 self._complete(batches, err)
         if retry_delay:
             try:
@@ -246,8 +315,66 @@ class Sender:
                 await self._refresh()
             except FlussError:
                 pass
-        self.in_flight.difference_update(taken)
+        for tb in backoff:
+            self._backoff[tb] -= 1
+        for tb, batches in taken.items():
+            done = {id(b) for b in batches}
+            self.in_flight[tb] = [b for b in self.in_flight[tb] if id(b) not in done]
+            if tb in self._renumber_from and not self.in_flight[tb]:
+                self._renumber(tb)
         self._wakeup.set()
+
+    def _acknowledged(self, tb: TableBucket, batches: list[_PendingBatch]) -> None:
+        first = self._renumber_from.get(tb)
+        if first is not None and batches[-1].sequence > first:
+            # a later batch was appended, so the one that failed was appended too (e.g. a timeout): the
+            # sequences stand
+            del self._renumber_from[tb]
+        self._complete(batches, None)
+
+    def _retriable(self, tb: TableBucket, batches: list[_PendingBatch], err: FlussError) -> bool:
+        """Retriable errors, and OUT_OF_ORDER_SEQUENCE while an earlier batch of the bucket is still unacknowledged
+        or failed (pipelined requests: the leader waited for the predecessor in vain; it comes again)."""
+        if err.is_retriable:
+            return True
+        if err.error_code != ErrorCode.OUT_OF_ORDER_SEQUENCE_EXCEPTION or self.max_in_flight is None:
+            return False
+        first = batches[0].sequence
+        if tb in self._renumber_from:
+            return True
+        earlier = (b for b in itertools.chain(self.in_flight[tb], self.queues[tb]) if b.sequenced)
+        return any(b.sequence < first for b in earlier)
+
+    def _requeue(self, tb: TableBucket, batches: list[_PendingBatch]) -> None:
+        """Puts failed batches back at the front, in sequence order among the other batches sent before."""
+        q = self.queues[tb]
+        front = list(batches)
+        while q and q[0].sequenced:
+            front.append(q.popleft())
+        front.sort(key=lambda b: b.sequence)
+        q.extendleft(reversed(front))
+
+    def _renumber(self, tb: TableBucket) -> None:
+        """After a batch failed for good and nothing of the bucket is in flight: the queued batches after it get
+        new sequences at their next send, from the failed batch's sequence on."""
+        first = self._renumber_from.pop(tb)
+        self.next_sequence[tb] = first
+        for b in self.queues[tb]:
+            if b.sequenced and b.sequence > first:
+                b.sequenced, b.sequence, b.header = False, -1, None
+
+    async def _call(self, addr: str, payload: bytes):
+        """The RPC with an already encoded request (``produce_wire``); a transport failure becomes a retriable
+        NETWORK_EXCEPTION, as in ``ClusterClient.tablet_call``."""
+        service = pb.DESCRIPTOR.services_by_name["TabletService"]
+        response_type = getattr(pb, service.methods_by_name[self.RPC].output_type.name)
+        call = self.client.channels.channel(addr).unary_unary(
+            f"/{service.full_name}/{self.RPC}", response_deserializer=response_type.FromString)
+        try:
+            return await call(payload, timeout=self.client.request_timeout_s + 5)
+        except grpc.aio.AioRpcError as e:
+            raise FlussError(f"{self.RPC} to tablet server {addr} failed: {e.code().name}",
+                             ErrorCode.NETWORK_EXCEPTION) from None
 
     def _new_request(self):
         return pb.ProduceLogRequest(acks=self.acks, table_id=self.table.table_id,
@@ -354,16 +481,19 @@ class _TableWriter:
         return WriteResultHandle(chunk)
 
     def _write_batch(self, batch: pa.RecordBatch, chunk: _Chunk, hold: bool = False) -> None:
-        """Splits a conformed batch per (partition, bucket), encodes and enqueues it."""
-        chunk.pending_batches += 1  # held until every piece is enqueued
+        """Splits a conformed batch per (partition, bucket), encodes it in pieces of ``writer.batch-size`` and
+        enqueues each piece as soon as it is encoded, so sending overlaps with encoding the next one.
+
+        Without a bucket key the sticky assigner gives each piece (each batch) the next bucket, as Fluss's
+        sticky assigner moves on whenever a batch is full: a large write spreads over the buckets.
+        """
+        chunk.add_pending(1)  # held until every piece is enqueued
         try:
             if batch.num_rows:
-                pieces = self._split(batch)
-                encoded = []
-                for (partition, bucket), piece in pieces:
+                for (partition, bucket), piece in self._split(batch):
                     for part in _slices(piece, self._batch_size):
-                        encoded.append((partition, bucket, self._encode_piece(part)))
-                self._enqueue(encoded, chunk)
+                        b = self._sticky_bucket(partition, self._table.num_buckets) if bucket is None else bucket
+                        self._enqueue([(partition, b, self._encode_piece(part))], chunk)
         except BaseException as e:
             chunk.batch_done(e if isinstance(e, FlussError) else FlussError(str(e), ErrorCode.CLIENT_ERROR))
             raise
@@ -377,7 +507,8 @@ class _TableWriter:
     def _release_chunk(self, chunk: _Chunk) -> None:
         self._io.loop.call_soon_threadsafe(chunk.batch_done, None)
 
-    def _split(self, batch: pa.RecordBatch) -> list[tuple[tuple[str | None, int], pa.RecordBatch]]:
+    def _split(self, batch: pa.RecordBatch) -> list[tuple[tuple[str | None, int | None], pa.RecordBatch]]:
+        """``((partition, bucket), rows)`` groups in write order; bucket None means sticky (chosen later)."""
         n = batch.num_rows
         partitions = partition_names_of(batch, self._partition_idx) if self._partition_idx else None
         num_buckets = self._table.num_buckets
@@ -407,8 +538,8 @@ class _TableWriter:
             return out
         for p, idx in groups.items():
             sub = batch if len(idx) == n else batch.take(pa.array(idx))
-            if buckets is None:
-                out.append(((p, self._sticky_bucket(p, num_buckets)), sub))
+            if buckets is None:  # sticky: the bucket is chosen per piece (``_write_batch``)
+                out.append(((p, None), sub))
                 continue
             sub_b = buckets[idx]
             order = np.argsort(sub_b, kind="stable")
@@ -422,18 +553,26 @@ class _TableWriter:
         return out
 
     def _sticky_bucket(self, partition: str | None, num_buckets: int) -> int:
-        """Sticky assignment: one bucket per chunk, moving on to the next for the following chunk."""
+        """Sticky assignment: one bucket per batch, moving on to the next for the following batch."""
         current = self._sticky.get(partition, np.random.randint(num_buckets))
         self._sticky[partition] = (current + 1) % num_buckets
         return current
 
     def _enqueue(self, encoded: list[tuple[str | None, int, bytes]], chunk: _Chunk) -> None:
+        """Hands encoded pieces to the sender. Without partitions nothing can fail on the I/O loop, so the
+        writing thread does not wait for it (``call_soon_threadsafe`` keeps the order of the pieces)."""
         for _, _, data in encoded:
             self._budget.acquire(len(data))
-        chunk.pending_batches += len(encoded)
+        chunk.add_pending(len(encoded))
         try:
-            self._io.call(self._enqueue_on_loop(encoded, chunk))
+            if all(p is None for p, _, _ in encoded):
+                tid = self._table.table_id
+                batches = [_PendingBatch(TableBucket(tid, b), None, data, chunk) for _, b, data in encoded]
+                self._io.loop.call_soon_threadsafe(self._sender.enqueue, batches)
+            else:
+                self._io.call(self._enqueue_on_loop(encoded, chunk))
         except BaseException:
+            chunk.add_pending(-len(encoded))
             for _, _, data in encoded:
                 self._budget.release(len(data))
             raise
@@ -490,7 +629,8 @@ class _TableWriter:
 
     async def flush(self) -> None:
         """Sends everything written so far and waits until it is acknowledged (or failed)."""
-        await asyncio.to_thread(self._drain_rows)
+        if self._rows:
+            await asyncio.to_thread(self._drain_rows)
         await self._io.wait(self._sender.wait_idle())
 
     async def __aenter__(self):

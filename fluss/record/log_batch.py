@@ -426,6 +426,37 @@ def assign_offsets_in_place(
     _U32.pack_into(buf, position + CRC_OFFSET, crc32c.crc32c(view))
 
 
+def _restamped_header(batch: Buffer, fields: tuple[tuple[struct.Struct, int, int], ...]) -> bytearray:
+    """A copy of the header of ONE batch with ``(struct, offset, value)`` fields written and the CRC recomputed
+    over the new header and the batch's body (which is only read, never copied)."""
+    view = memoryview(batch)
+    header = bytearray(view[:HEADER_SIZE])
+    for fmt, offset, value in fields:
+        fmt.pack_into(header, offset, value)
+    length = _I32.unpack_from(header, LENGTH_OFFSET)[0]
+    crc = crc32c.crc32c(memoryview(header)[CRC_LENGTH:])
+    _U32.pack_into(header, CRC_OFFSET, crc32c.crc32c(view[HEADER_SIZE:length], crc))
+    return header
+
+
+def stamped_header(batch: Buffer, base_offset: int, leader_epoch: int, commit_timestamp: int) -> bytearray:
+    """The header of ONE batch (``batch`` is the whole batch) with the leader's base offset, leader epoch and
+    commit timestamp and the CRC of the result: the batch is ``stamped_header(...) + batch[HEADER_SIZE:]``.
+
+    The body is not copied, so a leader writes a client's batch with a new header straight from the request
+    buffer (``os.pwritev``).
+    """
+    return _restamped_header(batch, ((_I64, BASE_OFFSET_OFFSET, base_offset), (_I32, LEADER_EPOCH_OFFSET, leader_epoch),
+                                     (_I64, COMMIT_TIMESTAMP_OFFSET, commit_timestamp)))
+
+
+def writer_header(batch: Buffer, writer_id: int, batch_sequence: int) -> bytes:
+    """The header of ONE batch stamped with an idempotent writer's id and batch sequence (new CRC): what
+    :func:`assign_writer` does, without copying the body."""
+    return bytes(_restamped_header(batch, ((_I64, WRITER_ID_OFFSET, writer_id),
+                                           (_I32, BATCH_SEQUENCE_OFFSET, batch_sequence))))
+
+
 def assign_writer(data: Buffer, writer_id: int, batch_sequence: int) -> bytes:
     """A copy of ONE batch stamped with an idempotent writer's id and batch sequence (re-CRC'd, no decoding)."""
     buf = bytearray(data)

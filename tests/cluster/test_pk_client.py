@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import random
 import time
 from decimal import Decimal
 
@@ -259,6 +260,114 @@ async def test_lookup_batch_timeout_sends_a_lone_key(conn, admin, database):
         assert got[1]["name"] == "x" and got.count(None) == 9
     finally:
         await fast.aclose()
+
+
+async def test_a_gather_of_lookups_mixing_present_and_missing_keys_across_buckets_and_partitions(conn, admin,
+                                                                                                 database):
+    """One gather: rows of several buckets of two partitions, absent keys, a partition that does not exist and
+    a key of the wrong type, with 3 keys per bucket entry at most (several entries of a bucket per request):
+    every lookup gets its own answer, in order."""
+    schema = pa.schema([("id", pa.int64()), ("day", pa.string()), ("v", pa.string())])
+    path = TablePath(database, "mixed")
+    await admin.create_table(path, TableDescriptor(Schema(schema, primary_keys=["id", "day"]),
+                                                   partition_keys=["day"], bucket_count=3))
+    small = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": conn.config.bootstrap_servers,
+                                                             "lookup.max-batch-size": "3"}))
+    try:
+        table = await small.get_table(path)
+        writer = table.new_upsert().create_writer()
+        stored = {}
+        for day in ("d1", "d2"):
+            for i in range(0, 60, 2):  # odd ids are absent
+                stored[(i, day)] = {"id": i, "day": day, "v": f"{day}-{i}"}
+                writer.upsert(stored[(i, day)])
+        await writer.flush()
+        keys = [(i, day) for i in range(60) for day in ("d1", "d2", "d9")]  # d9: no such partition
+        random.Random(7).shuffle(keys)
+        lookuper = table.new_lookup().create_lookuper()
+        got = await asyncio.gather(*(lookuper.lookup({"id": i, "day": day}) for i, day in keys))
+        assert got == [stored.get(k) for k in keys]
+        assert sum(g is not None for g in got) == 60
+
+        mixed = [lookuper.lookup([k[0], k[1]]) for k in keys[:40]]
+        mixed.insert(17, lookuper.lookup({"id": "seventeen", "day": "d1"}))  # fails alone
+        got = await asyncio.gather(*mixed, return_exceptions=True)
+        assert isinstance(got[17], FlussError) and "'id'" in got[17].message
+        assert got[:17] + got[18:] == [stored.get(k) for k in keys[:40]]
+
+        carts = pa.schema([("user", pa.string()), ("item", pa.int64()), ("day", pa.string()), ("qty", pa.int32())])
+        carts_path = TablePath(database, "mixed_carts")
+        await admin.create_table(carts_path, TableDescriptor(Schema(carts, primary_keys=["user", "item", "day"]),
+                                                             partition_keys=["day"], bucket_count=3,
+                                                             bucket_keys=["user"]))
+        table = await small.get_table(carts_path)
+        writer = table.new_upsert().create_writer()
+        expected: dict[tuple[str, str], list] = {}
+        for u in range(20):
+            for day in ("d1", "d2"):
+                for item in range(u % 4):  # u0, u4, ... have no rows
+                    row = {"user": f"u{u}", "item": item, "day": day, "qty": u * 10 + item}
+                    expected.setdefault((f"u{u}", day), []).append(row)
+                    writer.upsert(row)
+        await writer.flush()
+        prefixes = [(f"u{u}", day) for u in range(25) for day in ("d1", "d2", "d9")]
+        random.Random(3).shuffle(prefixes)
+        prefix = table.new_lookup().lookup_by(["user", "day"]).create_lookuper()
+        got = await asyncio.gather(*(prefix.lookup({"user": u, "day": day}) for u, day in prefixes))
+        assert got == [expected.get(p, []) for p in prefixes]  # each prefix's rows in key (item) order
+    finally:
+        await small.aclose()
+
+
+async def test_lookup_returns_a_future_sent_at_once_and_refuses_a_bad_key_at_the_call(conn, admin, database):
+    """As in the official client, lookup() is a plain method returning a future; with nothing in flight a key is
+    sent at once, whatever the batch timeout."""
+    path = TablePath(database, "futures")
+    await admin.create_table(path, TableDescriptor(Schema(USERS, primary_keys=["id"]), bucket_count=2))
+    slow = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": conn.config.bootstrap_servers,
+                                                            "lookup.batch-timeout": "60s"}))
+    try:
+        table = await slow.get_table(path)
+        writer = table.new_upsert().create_writer()
+        writer.upsert({"id": 1, "name": "x", "score": 1.0, "city": None})
+        await writer.flush()
+        lookuper = table.new_lookup().create_lookuper()
+        with pytest.raises(FlussError) as e:
+            lookuper.lookup("id=1")  # no await needed: the shape is checked at the call
+        assert "dict, list or tuple" in e.value.message
+        start = time.monotonic()
+        future = lookuper.lookup({"id": 1})
+        assert isinstance(future, asyncio.Future)
+        assert (await future)["name"] == "x"
+        assert await asyncio.wait_for(lookuper.lookup([2]), 10) is None
+        assert time.monotonic() - start < 10
+        sequential = [await lookuper.lookup({"id": i % 3}) for i in range(20)]
+        row = {"id": 1, "name": "x", "score": 1.0, "city": None}
+        assert sequential == [row if i % 3 == 1 else None for i in range(20)]
+    finally:
+        await slow.aclose()
+
+
+async def test_vectorised_and_scalar_key_encoding_agree(conn, admin, database):
+    """The hand-over encodes a gather's keys in one Arrow pass; each key must get the bytes, bucket and partition
+    that the one-key path (and the writer) gives it."""
+    schema = pa.schema([("k_str", pa.string()), ("k_int", pa.int32()), ("day", pa.date32()),
+                        ("k_dec", pa.decimal128(10, 2)), ("v", pa.string())])
+    table = await _pk_table(conn, admin, database, "encodings", schema, ("k_str", "k_int", "day", "k_dec"),
+                            partition_keys=["day"], bucket_count=5)
+    codec = table.new_lookup().create_lookuper()._codec
+    rows = [(f"k{i}\x00é" * (i % 3), i - 20, dt.date(2024, 1, 1 + i % 3), Decimal(i) / 4) for i in range(40)]
+    batch = codec.encode_many(rows)
+    assert not batch.errors and len(rows) >= 16  # the vectorised path
+    assert [(batch.partitions[i], int(batch.buckets[i]), batch.keys[i]) for i in range(len(rows))] == \
+        [codec.encode_row(r) for r in rows]
+    groups = batch.groups()
+    assert sorted(i for g in groups for i in g) == list(range(len(rows)))
+    for g in groups:
+        assert g == sorted(g) and len({(batch.partitions[i], int(batch.buckets[i])) for i in g}) == 1
+    bad = codec.encode_many([*rows[:20], ("x", "not an int", dt.date(2024, 1, 1), Decimal(1)), *rows[20:]])
+    assert list(bad.errors) == [20] and "'k_int'" in bad.errors[20].message
+    assert bad.keys[:20] + bad.keys[21:] == batch.keys
 
 
 async def test_prefix_lookup_with_the_partition_key_first_in_the_primary_key(conn, admin, database):

@@ -143,6 +143,28 @@ def test_sliced_batches_and_missing_values():
     assert decode_rows([None, None], batch.schema).column(0).null_count == 2
 
 
+def test_equally_and_unequally_long_values_decode_alike():
+    """Values of one length decode through a view of their bytes, strings of one length through one
+    (rows, length) gather, rows without any null skip the null bitmaps: all give the rows encoded."""
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string()), ("b", pa.binary()), ("f", pa.bool_()),
+                        ("d", pa.decimal128(10, 2))])
+    same = pa.RecordBatch.from_pylist(
+        [{"id": i, "s": f"s{i % 10}", "b": b"xy", "f": i % 2 == 0, "d": D(i) / 4} for i in range(50)], schema=schema)
+    mixed = pa.RecordBatch.from_pylist(
+        [{"id": i, "s": "\x00s" * (i % 4), "b": None if i % 3 else b"z", "f": None if i % 5 == 0 else True,
+          "d": None if i % 7 == 0 else D(-i)} for i in range(50)], schema=schema)
+    same_with_nulls = pa.RecordBatch.from_pylist(
+        [{"id": i, "s": None, "b": b"q", "f": None, "d": D(1)} for i in range(5)], schema=schema)
+    for batch in (same, mixed, same_with_nulls):
+        values = encode_rows(batch, 3)
+        _same(decode_rows(values, schema, 3), batch)
+        _same(decode_rows(tuple(values), schema), batch)
+    values = encode_rows(same, 3)
+    assert len(set(map(len, values))) == 1
+    out = decode_rows([values[0], None, values[2]], schema)
+    assert out.column(0).to_pylist() == [0, None, 2] and out.column(1).to_pylist() == ["s0", None, "s2"]
+
+
 def test_layout_header_carries_schema_id_and_null_bitmap():
     schema = pa.schema([("a", pa.int32()), ("s", pa.string())])
     batch = pa.RecordBatch.from_pylist([{"a": 7, "s": None}], schema=schema)

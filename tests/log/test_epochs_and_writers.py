@@ -10,6 +10,7 @@ from fluss.record.log_batch import assign_writer, build_batch, iter_batches
 from fluss.server.log.config import LogConfig
 from fluss.server.log.epoch_cache import LeaderEpochCache
 from fluss.server.log.tablet import LogTablet
+from fluss.server.log.writer_state import WriterStateManager
 
 
 def _batch(values: list[int], writer_id: int = -1, seq: int = -1) -> bytes:
@@ -76,3 +77,12 @@ def test_resent_batches_are_skipped_and_gaps_rejected(tmp_path):
     dup = reopened.append_as_leader(_batch([4], writer_id=9, seq=2), leader_epoch=0)
     assert dup.record_count == 0 and dup.first_offset == 3
     assert _values(reopened) == [1, 2, 3, 4, 5]
+
+
+def test_a_sequence_gap_is_reported_before_the_append_would_reject_it():
+    writers = WriterStateManager()
+    assert not writers.is_gap(4, 0) and writers.is_gap(4, 1)  # a new writer starts at 0
+    assert not writers.is_gap(-1, 9) and not writers.is_gap(4, -1)  # not idempotent
+    writers.update(4, 0, 0, 9)
+    writers.update(4, 1, 10, 19)
+    assert [writers.is_gap(4, s) for s in (0, 1, 2, 3)] == [False, False, False, True]  # resend, next, gap

@@ -14,7 +14,15 @@ import pyarrow as pa
 import pytest
 
 from fluss.errors import ErrorCode, FlussError
-from fluss.record.log_batch import COMPRESSION_NONE, COMPRESSION_ZSTD, LogBatch, build_batch, iter_batches
+from fluss.record.log_batch import (
+    COMPRESSION_NONE,
+    COMPRESSION_ZSTD,
+    LogBatch,
+    assign_offsets,
+    build_batch,
+    iter_batches,
+)
+from fluss.server.log import segment as segment_module
 from fluss.server.log.checkpoint import CheckpointFile
 from fluss.server.log.config import LogConfig
 from fluss.server.log.loader import CHECKPOINT_FILE_NAME
@@ -88,6 +96,36 @@ def test_leader_append_assigns_consecutive_offsets_epoch_and_timestamp(tablet):
     assert [b.commit_timestamp for b in batches[:2]] == [777, 777]
     assert batches[2].commit_timestamp == info.max_timestamp > 1_600_000_000_000  # wall clock when not given
     assert tablet.log_end_offset == 10
+
+
+def test_leader_append_stores_exactly_the_assigned_batches(tablet):
+    """The request is written as new headers plus the bodies as they arrived (``pwritev``): the segment holds
+    what ``assign_offsets`` of each batch gives."""
+    first, second = client_batch(range(3), COMPRESSION_ZSTD), client_batch(range(3, 50))
+    tablet.append_as_leader(first + second, 2, commit_timestamp=55)
+    expected = assign_offsets(first, 0, 2, 55) + assign_offsets(second, 3, 2, 55)
+    assert segment_files(tablet.directory, ".log")[0].read_bytes() == expected
+    assert tablet.read(0, 1 << 20).records == expected
+
+
+def test_vectored_writes_resume_after_short_writes(tmp_path, monkeypatch):
+    real = os.pwritev
+    calls: list[int] = []
+
+    def short_pwritev(fd, buffers, offset):  # writes at most 5 bytes and 3 buffers per call
+        calls.append(len(buffers))
+        return real(fd, [bytes(b"".join(bytes(b) for b in buffers[:3])[:5])], offset)
+
+    monkeypatch.setattr(segment_module.os, "pwritev", short_pwritev)
+    monkeypatch.setattr(segment_module, "_IOV_MAX", 3)
+    parts = [b"abc", b"", memoryview(b"0123456789")[2:], bytearray(b"xyz"), b"Q" * 11]
+    fd = os.open(tmp_path / "f", os.O_RDWR | os.O_CREAT)
+    try:
+        segment_module._pwrite_all(fd, parts, 4)
+    finally:
+        os.close(fd)
+    assert (tmp_path / "f").read_bytes() == b"\0" * 4 + b"abc23456789xyz" + b"Q" * 11
+    assert max(calls) <= 3 and len(calls) == 5  # 25 bytes, 5 at a time
 
 
 def test_a_bad_crc_in_any_batch_rejects_the_whole_request_and_writes_nothing(tablet):

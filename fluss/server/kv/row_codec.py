@@ -75,6 +75,7 @@ class RowLayout:
 
 
 _LAYOUTS: dict[pa.Schema, RowLayout] = {}
+_LAYOUTS_BY_ID: dict[int, tuple[pa.Schema, RowLayout]] = {}
 
 
 def _slot(t: pa.DataType) -> tuple[int | None, str | None, int | None]:
@@ -101,8 +102,12 @@ def _slot(t: pa.DataType) -> tuple[int | None, str | None, int | None]:
 
 def layout_of(schema: pa.Schema) -> RowLayout:
     """The (cached) value layout of an Arrow schema."""
+    hit = _LAYOUTS_BY_ID.get(id(schema))
+    if hit is not None and hit[0] is schema:  # the same schema object again: no schema hash (costly)
+        return hit[1]
     cached = _LAYOUTS.get(schema)
     if cached is not None:
+        _remember(schema, cached)
         return cached
     bitmap = (len(schema) + 7) // 8
     offset = SCHEMA_ID_BYTES + bitmap
@@ -114,7 +119,14 @@ def layout_of(schema: pa.Schema) -> RowLayout:
             offset += width
     layout = RowLayout(schema, bitmap, offset, tuple(cols))
     _LAYOUTS[schema] = layout
+    _remember(schema, layout)
     return layout
+
+
+def _remember(schema: pa.Schema, layout: RowLayout) -> None:
+    if len(_LAYOUTS_BY_ID) >= 256:  # callers passing a fresh schema object each time must not grow it
+        _LAYOUTS_BY_ID.clear()
+    _LAYOUTS_BY_ID[id(schema)] = (schema, layout)  # holding the schema keeps its id from being reused
 
 
 # ============================================================================================ encode
@@ -219,7 +231,9 @@ def schema_ids_of(values: Sequence[bytes]) -> np.ndarray:
     return np.array([int.from_bytes(v[:2], "little", signed=True) for v in values], dtype=np.int16)
 
 
-def _validity_buffer(valid: np.ndarray) -> tuple[pa.Buffer | None, int]:
+def _validity_buffer(valid: np.ndarray | None) -> tuple[pa.Buffer | None, int]:
+    if valid is None:  # no value of the batch is null
+        return None, 0
     null_count = int(len(valid) - np.count_nonzero(valid))
     if null_count == 0:
         return None, 0
@@ -230,7 +244,7 @@ def _gather(data: np.ndarray, starts: np.ndarray, width: int) -> np.ndarray:
     return data[starts[:, None] + np.arange(width)]
 
 
-def _decode_fixed(col: _ColumnLayout, slot: np.ndarray, valid: np.ndarray) -> pa.Array:
+def _decode_fixed(col: _ColumnLayout, slot: np.ndarray, valid: np.ndarray | None) -> pa.Array:
     n = len(slot)
     t = col.arrow_type
     validity, null_count = _validity_buffer(valid)
@@ -239,17 +253,16 @@ def _decode_fixed(col: _ColumnLayout, slot: np.ndarray, valid: np.ndarray) -> pa
         return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(bits)], null_count)
     if col.width != col.arrow_width:  # decimal(p <= 18): sign-extend int64 to int128
         low = np.ascontiguousarray(slot).view("<i8").reshape(n)
-        wide = np.empty((n, 2), dtype="<i8")
-        wide[:, 0] = low
-        wide[:, 1] = low >> 63
-        data = wide
+        data = np.empty((n, 2), dtype="<i8")
+        data[:, 0] = low
+        data[:, 1] = low >> 63
     else:
         data = np.ascontiguousarray(slot)
-    return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(data.tobytes())], null_count)
+    return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(data)], null_count)
 
 
 def _decode_var(
-    col: _ColumnLayout, data: np.ndarray, cursor: np.ndarray, valid: np.ndarray
+    col: _ColumnLayout, data: np.ndarray, cursor: np.ndarray, valid: np.ndarray | None
 ) -> tuple[pa.Array, np.ndarray]:
     n = len(cursor)
     lengths = np.ascontiguousarray(_gather(data, cursor, 4)).view("<u4").reshape(n).astype(np.int64)
@@ -257,22 +270,19 @@ def _decode_var(
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     total = int(offsets[-1])
-    if total:
-        src = np.repeat(cursor - offsets[:-1], lengths) + np.arange(total)
-        content = data[src]
-    else:
+    if total == 0:
         content = np.zeros(0, dtype=np.uint8)
+    elif (lengths == lengths[0]).all():  # equally long values: one (n, length) gather
+        content = _gather(data, cursor, int(lengths[0])).reshape(total)
+    else:
+        content = data[np.repeat(cursor - offsets[:-1], lengths) + np.arange(total)]
     t = col.arrow_type
     large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)
     validity, null_count = _validity_buffer(valid)
     arr = pa.Array.from_buffers(
         t,
         n,
-        [
-            validity,
-            pa.py_buffer(offsets if large else offsets.astype(np.int32)),
-            pa.py_buffer(content.tobytes()),
-        ],
+        [validity, pa.py_buffer(offsets if large else offsets.astype(np.int32)), pa.py_buffer(content)],
         null_count,
     )
     return arr, cursor + lengths
@@ -283,31 +293,39 @@ def decode_rows(
 ) -> pa.RecordBatch:
     """The rows of encoded values as a batch of ``schema``; a ``None`` value gives an all-null row.
 
+    The heads of all values (schema id, null bitmap, fixed section) are gathered in one (rows, head) matrix
+    (a view when every value has the same length); null handling is skipped when no value has a null.
+
     Raises:
         FlussError: KV_STORAGE_EXCEPTION if ``schema_id`` is given and a value carries another one, or a
             value is shorter than the schema's fixed section.
     """
     layout = layout_of(schema)
-    present_idx = [i for i, v in enumerate(values) if v is not None]
-    present = [values[i] for i in present_idx] if len(present_idx) != len(values) else list(values)
+    if None in values:
+        present_idx: list[int] | None = [i for i, v in enumerate(values) if v is not None]
+        present = [values[i] for i in present_idx]
+    else:
+        present_idx = None
+        present = values if isinstance(values, list) else list(values)
     n = len(present)
     if n == 0:
-        empty = pa.RecordBatch.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
         if not values:
-            return empty
+            return pa.RecordBatch.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
         return _null_rows(schema, len(values))
     lengths = np.fromiter(map(len, present), dtype=np.int64, count=n)
-    if int(lengths.min()) < layout.fixed_end:
+    fixed_end = layout.fixed_end
+    shortest, longest = int(lengths.min()), int(lengths.max())
+    if shortest < fixed_end:
         raise FlussError(
-            f"a stored KV value has {int(lengths.min())} bytes, fewer than the {layout.fixed_end} of the "
-            "schema's fixed section",
+            f"a stored KV value has {shortest} bytes, fewer than the {fixed_end} of the schema's fixed section",
             ErrorCode.KV_STORAGE_EXCEPTION,
         )
     data = np.frombuffer(b"".join(present), dtype=np.uint8)
     starts = np.zeros(n, dtype=np.int64)
     np.cumsum(lengths[:-1], out=starts[1:])
+    head = data.reshape(n, longest)[:, :fixed_end] if shortest == longest else _gather(data, starts, fixed_end)
     if schema_id is not None:
-        ids = np.ascontiguousarray(_gather(data, starts, 2)).view("<i2").reshape(n)
+        ids = np.ascontiguousarray(head[:, :SCHEMA_ID_BYTES]).view("<i2").reshape(n)
         if (ids != schema_id).any():
             bad = int(ids[np.flatnonzero(ids != schema_id)[0]])
             raise FlussError(
@@ -315,19 +333,19 @@ def decode_rows(
                 "values is not supported yet)",
                 ErrorCode.KV_STORAGE_EXCEPTION,
             )
-    bitmap = _gather(data, starts + SCHEMA_ID_BYTES, layout.bitmap_bytes)
-    nulls = np.unpackbits(bitmap, axis=1, bitorder="little")[:, : len(schema)].astype(bool)
+    bitmap = head[:, SCHEMA_ID_BYTES : SCHEMA_ID_BYTES + layout.bitmap_bytes]
+    valid = ~np.unpackbits(bitmap, axis=1, bitorder="little")[:, : len(schema)].astype(bool) if bitmap.any() else None
     arrays: list[pa.Array | None] = [None] * len(schema)
     for col in layout.columns:
         if col.width is not None:
             arrays[col.index] = _decode_fixed(
-                col, _gather(data, starts + col.offset, col.width), ~nulls[:, col.index]
+                col, head[:, col.offset : col.offset + col.width], None if valid is None else valid[:, col.index]
             )
-    cursor = starts + layout.fixed_end
+    cursor = starts + fixed_end
     for col in layout.var:
-        arrays[col.index], cursor = _decode_var(col, data, cursor, ~nulls[:, col.index])
+        arrays[col.index], cursor = _decode_var(col, data, cursor, None if valid is None else valid[:, col.index])
     batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
-    if len(present_idx) == len(values):
+    if present_idx is None:
         return batch
     positions = np.full(len(values), -1, dtype=np.int64)
     positions[present_idx] = np.arange(n)

@@ -19,7 +19,7 @@ from pathlib import Path
 import crc32c
 
 from fluss.errors import ErrorCode, FlussError
-from fluss.record.log_batch import CRC_LENGTH, HEADER_SIZE, BatchHeader, check_header, read_header
+from fluss.record.log_batch import CRC_LENGTH, HEADER_SIZE, BatchHeader, Buffer, check_header, read_header
 from fluss.server.log.index import OffsetIndex, TimeIndex
 
 LOG_SUFFIX = ".log"
@@ -29,6 +29,7 @@ TIME_INDEX_SUFFIX = ".timeindex"
 NO_TIMESTAMP = -1
 _WALK_CHUNK = 8 << 10  # bytes read at a time when only batch headers are needed
 _SCAN_CHUNK = 1 << 20  # bytes read at a time when whole batches are needed (recovery)
+_IOV_MAX = 1024  # buffers per pwritev (Linux's UIO_MAXIOV)
 
 
 def segment_file_stem(base_offset: int) -> str:
@@ -147,14 +148,12 @@ class LogSegment:
         self.max_timestamp = max(self.max_timestamp, header.commit_timestamp)
         self.next_offset = header.next_offset
 
-    def append(self, data: memoryview, headers: list[BatchHeader], index_interval_bytes: int) -> None:
-        """Write ``data`` (the concatenation of batches described by ``headers``) at the end of the file."""
+    def append(self, data: Buffer | list[Buffer], headers: list[BatchHeader], index_interval_bytes: int) -> None:
+        """Write ``data`` (the concatenation of batches described by ``headers``, as one buffer or as a list of
+        consecutive parts) at the end of the file, with as few system calls as the parts allow."""
         start = self.size
-        view = memoryview(data)
-        written = 0
         try:
-            while written < len(view):
-                written += os.pwrite(self.fd, view[written:], start + written)
+            _pwrite_all(self.fd, data if isinstance(data, list) else [data], start)
         except OSError:
             os.ftruncate(self.fd, start)
             raise
@@ -308,6 +307,22 @@ class LogSegment:
         self.log_path.unlink(missing_ok=True)
         self.offset_index.delete()
         self.time_index.delete()
+
+
+def _pwrite_all(fd: int, parts: list[Buffer], position: int) -> None:
+    """Writes the buffers one after the other from ``position`` (``os.pwritev``, resuming after short writes)."""
+    views = [v for v in (memoryview(p).cast("B") for p in parts) if len(v)]
+    i = 0
+    while i < len(views):
+        written = os.pwritev(fd, views[i:i + _IOV_MAX], position)
+        if written <= 0:
+            raise OSError(f"pwritev wrote nothing at byte {position}")
+        position += written
+        while i < len(views) and written >= len(views[i]):  # skip what was written, keep a partial buffer's rest
+            written -= len(views[i])
+            i += 1
+        if written:
+            views[i] = views[i][written:]
 
 
 def _header_problem(header: BatchHeader, expected_base_offset: int) -> str | None:

@@ -5,7 +5,8 @@ from ``log_start_offset`` (the first segment's base) to ``log_end_offset`` (LEO,
 
 * The leader appends client batches with :meth:`LogTablet.append_as_leader`: every batch's CRC is checked before
   anything is written (one bad batch rejects the request), then offsets, leader epoch and commit timestamp are
-  assigned in a copy of the request and the whole request is written to the active segment with one write.
+  assigned in a new header per batch (with its new CRC) and the whole request is written to the active segment
+  with one ``pwritev`` of those headers and the bodies as they arrived (the request is not copied).
   A request goes to a new segment if it would push a non-empty active segment past ``segment_bytes``.
 * Followers append batches that already carry offsets (:meth:`append_as_follower`); they must start at LEO.
 * Reads return whole batches starting with the batch that contains the fetch offset, never a batch reaching the
@@ -34,7 +35,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fluss.errors import ErrorCode, FlussError
-from fluss.record.log_batch import BatchHeader, LogBatch, assign_offsets_in_place, iter_batches, read_header
+from fluss.record.log_batch import (
+    HEADER_SIZE,
+    BatchHeader,
+    Buffer,
+    LogBatch,
+    iter_batches,
+    read_header,
+    stamped_header,
+)
 from fluss.server.log.checkpoint import CheckpointFile
 from fluss.server.log.config import LogConfig
 from fluss.server.log.epoch_cache import LeaderEpochCache
@@ -154,17 +163,16 @@ class LogTablet:
             if not fresh:
                 first, last = duplicate_first
                 return AppendInfo(first, last, 0, timestamp, 0)
-            buf = bytearray(view) if len(fresh) == len(batches) else bytearray(b"".join(b.raw for b in fresh))
             first = offset = self.log_end_offset
             headers: list[BatchHeader] = []
-            position = 0
+            parts: list[Buffer] = []  # new header, then the untouched body, of every batch: no copy of the request
             for batch in fresh:
-                assign_offsets_in_place(buf, position, offset, leader_epoch, timestamp)
-                headers.append(read_header(buf, position))
-                position += batch.size_in_bytes
+                header = stamped_header(batch.raw, offset, leader_epoch, timestamp)
+                headers.append(read_header(header))
+                parts += (header, batch.raw[HEADER_SIZE:])
                 offset += batch.record_count
             self.epochs.assign(leader_epoch, first)
-            self._append(memoryview(buf), headers)
+            self._append(parts, headers)
             self._track_writers(headers)
             if duplicate_first is not None:
                 first = duplicate_first[0]
@@ -260,11 +268,13 @@ class LogTablet:
                 )
         return batches
 
-    def _append(self, data: memoryview, headers: list[BatchHeader]) -> None:
+    def _append(self, data: Buffer | list[Buffer], headers: list[BatchHeader]) -> None:
+        """Writes ``data`` (the batches described by ``headers``, as one buffer or as consecutive parts)."""
         active = self._segments[-1]
         last_next_offset = headers[-1].next_offset
+        size = sum(h.batch_length for h in headers)
         if not active.is_empty and (
-            active.size + len(data) > self.config.segment_bytes
+            active.size + size > self.config.segment_bytes
             or last_next_offset - active.base_offset > _MAX_RELATIVE_OFFSET
         ):
             self._roll()

@@ -45,6 +45,14 @@ class WriterStateManager:
         raise FlussError(f"Out-of-order batch sequence {sequence} from writer {writer_id} for {where}: the last "
                          f"appended sequence is {last}", ErrorCode.OUT_OF_ORDER_SEQUENCE_EXCEPTION)
 
+    def is_gap(self, writer_id: int, sequence: int) -> bool:
+        """Whether batches of this writer before ``sequence`` are missing: it cannot be appended yet (a writer
+        with several requests in flight per bucket can have a later one arrive first)."""
+        if writer_id == NO_WRITER or sequence < 0:
+            return False
+        history = self._writers.get(writer_id)
+        return sequence > (history[-1].sequence if history else -1) + 1
+
     def update(self, writer_id: int, sequence: int, base_offset: int, last_offset: int) -> None:
         if writer_id == NO_WRITER or sequence < 0:
             return

@@ -168,9 +168,10 @@ class KvReplica:
     # ------------------------------------------------------------ reads
 
     def lookup(self, keys: list[bytes]) -> tuple[list[bool], pa.RecordBatch]:
-        values = self._kv().lookup(keys)
+        kv = self._kv()
+        values = kv.lookup(keys)
         found = [v is not None for v in values]
-        rows = decode_rows([v for v in values if v is not None], self._kv().arrow_schema)
+        rows = decode_rows([v for v in values if v is not None] if None in values else values, kv.arrow_schema)
         return found, rows
 
     def prefix_lookup(self, prefixes: list[bytes]) -> tuple[list[int], pa.RecordBatch]:
@@ -181,6 +182,22 @@ class KvReplica:
             counts.append(len(matched))
             values.extend(matched)
         return counts, decode_rows(values, kv.arrow_schema)
+
+    def lookup_entries(self, key_lists: list[list[bytes]], prefix: bool = False) -> list[tuple[list, bytes]]:
+        """Several entries of one request for this bucket, with one multi-get (``prefix``: one scan per
+        prefix) and one row decode: per entry its found flags (``prefix``: match counts) and a log batch of
+        its rows (empty bytes when there are none)."""
+        keys = key_lists[0] if len(key_lists) == 1 else [k for ks in key_lists for k in ks]
+        shape, rows = self.prefix_lookup(keys) if prefix else self.lookup(keys)
+        out = []
+        at = row = 0
+        for ks in key_lists:
+            mine = shape[at:at + len(ks)]
+            n = sum(mine)
+            out.append((mine, self.encode_rows(rows.slice(row, n)) if n else b""))
+            at += len(ks)
+            row += n
+        return out
 
     def scan(self, limit: int | None) -> tuple[pa.RecordBatch, int]:
         return self._kv().scan_all(limit)

@@ -18,7 +18,7 @@ import pyarrow as pa
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket, TableInfo
-from fluss.record.log_batch import iter_batches, project_batch
+from fluss.record.log_batch import HEADER_SIZE, iter_batches, project_batch, read_header
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.log.tablet import AppendInfo
 from fluss.server.replica.kv_replica import KvReplica
@@ -27,6 +27,7 @@ from fluss.server.replica.replica import Replica
 log = logging.getLogger(__name__)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-$=]")
+SEQUENCE_GAP_WAIT_S = 2.0  # how long a produce request waits for the same writer's earlier batches
 
 
 @dataclass
@@ -163,13 +164,43 @@ class ReplicaManager:
     # ------------------------------------------------------------ produce
 
     async def produce(self, request: pb.ProduceLogRequest, bucket: pb.ProduceBucketPb) -> tuple[Replica, AppendInfo]:
-        """Appends a client's batches to a bucket leader; returns the replica and where the batches are."""
+        """Appends a client's batches to a bucket leader; returns the replica and where the batches are.
+
+        An idempotent writer may have several requests in flight per bucket, and they can arrive (or reach the
+        append) out of order. A request whose first batch sequence leaves a gap waits, up to
+        ``SEQUENCE_GAP_WAIT_S`` (and half its timeout), for the batches before it to be appended; if they do
+        not come the append rejects it (OUT_OF_ORDER_SEQUENCE_EXCEPTION) and the writer sends it again.
+        """
+        records = bucket.records
         replica = self._writable_leader(request, bucket)
-        info = await asyncio.to_thread(replica.log.append_as_leader, bucket.records, replica.leader_epoch,
+        if len(records) >= HEADER_SIZE:
+            header = read_header(records)
+            wait_s = min(SEQUENCE_GAP_WAIT_S, (request.timeout_ms or 30_000) / 2000)
+            if await self._wait_for_gap(replica, header.writer_id, header.batch_sequence, wait_s):
+                replica.check_leader()  # leadership may have moved while waiting
+        info = await asyncio.to_thread(replica.log.append_as_leader, records, replica.leader_epoch,
                                        int(time.time() * 1000))
         replica.maybe_advance_high_watermark()
         await self._notify_data()  # wakes followers' long-polls and acks=all waiters
         return replica, info
+
+    async def _wait_for_gap(self, replica: Replica, writer_id: int, sequence: int, timeout_s: float) -> bool:
+        """Waits while the writer's batches before ``sequence`` are missing (woken by every append); returns
+        whether it waited at all."""
+        writers = replica.log.writers
+        if not writers.is_gap(writer_id, sequence):
+            return False
+        deadline = time.monotonic() + timeout_s
+        async with self._data_arrived:
+            while writers.is_gap(writer_id, sequence) and replica.is_leader:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                try:
+                    await asyncio.wait_for(self._data_arrived.wait(), remaining)
+                except TimeoutError:
+                    pass
+        return True
 
     def _writable_leader(self, request, bucket) -> Replica:
         """The leader replica a ProduceLog/PutKv bucket goes to, after the checks both writes share."""
@@ -216,14 +247,49 @@ class ReplicaManager:
         return replica.kv
 
     async def lookup(self, tb: TableBucket, keys: list[bytes]) -> tuple[list[bool], bytes]:
-        kv = self._kv_or_raise(tb)
-        found, rows = await asyncio.to_thread(kv.lookup, keys)
-        return found, (kv.encode_rows(rows) if rows.num_rows else b"")
+        result = (await self.lookup_many([(tb, keys)]))[0]
+        if isinstance(result, Exception):
+            raise result
+        return result
 
     async def prefix_lookup(self, tb: TableBucket, prefixes: list[bytes]) -> tuple[list[int], bytes]:
-        kv = self._kv_or_raise(tb)
-        counts, rows = await asyncio.to_thread(kv.prefix_lookup, prefixes)
-        return counts, (kv.encode_rows(rows) if rows.num_rows else b"")
+        result = (await self.lookup_many([(tb, prefixes)], prefix=True))[0]
+        if isinstance(result, Exception):
+            raise result
+        return result
+
+    async def lookup_many(self, entries: list[tuple[TableBucket, list[bytes]]], prefix: bool = False,
+                          inline_keys: int = 32) -> list[tuple[list, bytes] | Exception]:
+        """The bucket entries of one Lookup (``prefix``: PrefixLookup) request: per entry its found flags
+        (match counts) and a log batch of its rows, or the exception of its bucket.
+
+        Every entry runs in one hop to a worker thread (point lookups of at most ``inline_keys`` keys in all
+        run inline: the hop would cost more), and the entries of one bucket share one multi-get."""
+        out: list = [None] * len(entries)
+        by_bucket: dict[TableBucket, tuple[KvReplica, list[int]]] = {}
+        for i, (tb, _) in enumerate(entries):
+            if tb in by_bucket:
+                by_bucket[tb][1].append(i)
+                continue
+            try:
+                by_bucket[tb] = (self._kv_or_raise(tb), [i])
+            except Exception as e:  # noqa: BLE001 - reported per bucket
+                out[i] = e
+
+        def run() -> None:
+            for kv, indices in by_bucket.values():
+                try:
+                    results = kv.lookup_entries([entries[i][1] for i in indices], prefix)
+                except Exception as e:  # noqa: BLE001 - reported per bucket
+                    results = [e] * len(indices)
+                for i, result in zip(indices, results, strict=True):
+                    out[i] = result
+
+        if not prefix and sum(len(keys) for _, keys in entries) <= inline_keys:
+            run()
+        elif by_bucket:
+            await asyncio.to_thread(run)
+        return out
 
     async def scan_kv(self, tb: TableBucket, limit: int | None) -> tuple[bytes, int]:
         kv = self._kv_or_raise(tb)

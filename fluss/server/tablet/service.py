@@ -4,6 +4,7 @@ coordinator. Per-bucket failures are reported in the response, never as gRPC err
 from __future__ import annotations
 
 import asyncio
+from typing import NamedTuple
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket
@@ -13,6 +14,15 @@ from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.server.replica.manager import BucketFetch, ReplicaManager
 
 ACKS_ALL = -1
+
+
+class _BucketRecords(NamedTuple):
+    """The fields of a ProduceLog/PutKv bucket entry, read once: every read of a protobuf ``bytes`` field
+    (``b.records``) makes a new copy of the records, megabytes per request."""
+
+    partition_id: int
+    bucket_id: int
+    records: bytes
 
 
 class TabletServicer(rpc.TabletServiceServicer):
@@ -38,11 +48,12 @@ class TabletServicer(rpc.TabletServiceServicer):
     async def _write_bucket(self, request, b, write) -> pb.ProduceBucketResultPb:
         res = pb.ProduceBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK)
         try:
-            if len(b.records) > self.max_request_bytes:
-                raise FlussError(f"Records for bucket {b.bucket_id} are {len(b.records)} bytes, more than the "
+            bucket = _BucketRecords(b.partition_id, b.bucket_id, b.records)
+            if len(bucket.records) > self.max_request_bytes:
+                raise FlussError(f"Records for bucket {b.bucket_id} are {len(bucket.records)} bytes, more than the "
                                  f"server's maximum request size {self.max_request_bytes}",
                                  ErrorCode.RECORD_TOO_LARGE_EXCEPTION)
-            replica, info = await write(request, b)
+            replica, info = await write(request, bucket)
             res.base_offset = info.first_offset
             if request.acks == ACKS_ALL and info.last_offset >= 0:
                 await self.m.wait_for_high_watermark(replica, info.last_offset, (request.timeout_ms or 30_000) / 1000)
@@ -51,31 +62,31 @@ class TabletServicer(rpc.TabletServiceServicer):
         return res
 
     async def Lookup(self, request, context):
+        """Every bucket entry of the request at once (one hop to a worker thread, one multi-get per bucket)."""
+        results = await self.m.lookup_many(
+            [(TableBucket(request.table_id, b.bucket_id, b.partition_id), list(b.keys)) for b in request.buckets])
         out = []
-        for b in request.buckets:
-            res = pb.LookupBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK)
-            try:
-                found, rows = await self.m.lookup(TableBucket(request.table_id, b.bucket_id, b.partition_id),
-                                                  list(b.keys))
-                res.found.extend(found)
-                res.rows = rows
-            except Exception as e:  # noqa: BLE001
-                res.error.CopyFrom(error_info(e))
-            out.append(res)
+        for b, result in zip(request.buckets, results, strict=True):
+            if isinstance(result, Exception):
+                out.append(pb.LookupBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id,
+                                                   error=error_info(result)))
+            else:
+                out.append(pb.LookupBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK,
+                                                   found=result[0], rows=result[1]))
         return pb.LookupResponse(buckets=out)
 
     async def PrefixLookup(self, request, context):
+        results = await self.m.lookup_many(
+            [(TableBucket(request.table_id, b.bucket_id, b.partition_id), list(b.prefixes)) for b in request.buckets],
+            prefix=True)
         out = []
-        for b in request.buckets:
-            res = pb.PrefixLookupBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK)
-            try:
-                counts, rows = await self.m.prefix_lookup(
-                    TableBucket(request.table_id, b.bucket_id, b.partition_id), list(b.prefixes))
-                res.counts.extend(counts)
-                res.rows = rows
-            except Exception as e:  # noqa: BLE001
-                res.error.CopyFrom(error_info(e))
-            out.append(res)
+        for b, result in zip(request.buckets, results, strict=True):
+            if isinstance(result, Exception):
+                out.append(pb.PrefixLookupBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id,
+                                                         error=error_info(result)))
+            else:
+                out.append(pb.PrefixLookupBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id,
+                                                         error=OK, counts=result[0], rows=result[1]))
         return pb.PrefixLookupResponse(buckets=out)
 
     async def ScanKv(self, request, context):
