@@ -3,8 +3,10 @@
 The Flink side of this project is a Java jar built from ``connector/`` (``make setup`` builds it): a Flink SQL
 catalog (``'type'='fluss'``), a table factory (``'connector'='fluss'``), a FLIP-27 source and a Sink V2 sink
 that talk to the Fluss servers over the same gRPC API as the Python client. PyFlink loads connectors from
-``pipeline.jars``; :func:`add_connector_jars` appends the jar there (keeping jars already set) for a
-``TableEnvironment`` or ``StreamExecutionEnvironment``::
+``pipeline.jars``; :func:`add_connector_jars` appends the jar there, and every jar of the connector's ``lib/``
+directory beside it (the Maven build copies Paimon's ``paimon-bundle`` there: the connector reads the lake half
+of a Union Read with Paimon's Java reader), keeping jars already set, for a ``TableEnvironment`` or
+``StreamExecutionEnvironment``::
 
     from pyflink.table import EnvironmentSettings, TableEnvironment
     from fluss.flink import add_connector_jars
@@ -15,7 +17,8 @@ that talk to the Fluss servers over the same gRPC API as the Python client. PyFl
 
 ``fluss.flink.sql`` runs Flink SQL scripts and interactive statements (the ``fluss sql`` command) and
 ``fluss.flink.datastream`` has the DataStream ``FlussSource`` / ``FlussSink`` builders.
-``sql-client.sh`` from the wheel takes it with ``-j $(python -c 'import fluss.flink as f; print(f.connector_jar())')``.
+``sql-client.sh`` from the wheel takes it with ``-j $(python -c 'import fluss.flink as f; print(f.connector_jar())')``
+(and ``-j`` for each of :func:`connector_lib_jars` to read lake tables).
 See ``docs/flink-connector.md``.
 """
 
@@ -31,6 +34,10 @@ from fluss.errors import ErrorCode, FlussError
 PIPELINE_JARS = "pipeline.jars"
 #: Environment variable that overrides where the connector jar is looked up.
 CONNECTOR_JAR_ENV = "FLUSS_CONNECTOR_JAR"
+#: Directory beside the connector jar whose jars are shipped with it (not shaded into it).
+LIB_DIR = "lib"
+#: Jars of the lib directory that Flink already has (logging APIs, for ``java -cp lib/*`` outside Flink only).
+_FLINK_PROVIDED = ("slf4j-", "log4j-", "reload4j-")
 
 _REPO_ROOT = Path(__file__).resolve().parents[2]
 _DEFAULT_JAR = _REPO_ROOT / "connector" / "target" / "fluss-connector.jar"
@@ -57,14 +64,29 @@ def connector_jar_url() -> str:
     return Path(connector_jar()).as_uri()
 
 
+def connector_lib_jars() -> list[str]:
+    """The jars that run beside the connector jar: the ``*.jar`` files of the ``lib/`` directory next to it
+    (``connector/target/lib/``: Paimon's ``paimon-bundle`` and the Hadoop classes it needs, copied there by the
+    Maven build), sorted by name; the logging APIs there are left out (Flink has its own)."""
+    lib = Path(connector_jar()).parent / LIB_DIR
+    if not lib.is_dir():
+        return []
+    return sorted(str(p.resolve()) for p in lib.glob("*.jar") if not p.name.startswith(_FLINK_PROVIDED))
+
+
+def connector_jar_urls() -> list[str]:
+    """The connector jar, then its lib jars, as ``file://`` URLs."""
+    return [connector_jar_url()] + [Path(p).as_uri() for p in connector_lib_jars()]
+
+
 def add_connector_jars(env: Any) -> list[str]:
-    """Append the connector jar to ``pipeline.jars`` of a PyFlink ``TableEnvironment`` or
-    ``StreamExecutionEnvironment`` (jars already listed are kept; adding twice is a no-op).
+    """Append the connector jar and its lib jars (:func:`connector_lib_jars`) to ``pipeline.jars`` of a PyFlink
+    ``TableEnvironment`` or ``StreamExecutionEnvironment`` (jars already listed are kept; adding twice is a no-op).
 
     Returns:
         the jar URLs of ``pipeline.jars`` afterwards.
     """
-    url = connector_jar_url()
+    urls = connector_jar_urls()
     from pyflink.common import Configuration
     from pyflink.datastream import StreamExecutionEnvironment
     from pyflink.table import TableEnvironment
@@ -72,15 +94,17 @@ def add_connector_jars(env: Any) -> list[str]:
     if isinstance(env, TableEnvironment):
         config = env.get_config()
         jars = Configuration.parse_list_value(config.get(PIPELINE_JARS, "") or "")
-        if url not in jars:
-            jars.append(url)
+        missing = [u for u in urls if u not in jars]
+        if missing:
+            jars.extend(missing)
             # TableConfig.set also adds the jars to the Python gateway's context class loader
             config.set(PIPELINE_JARS, ";".join(jars))
         return jars
     if isinstance(env, StreamExecutionEnvironment):
         jars = _stream_env_jars(env)
-        if url not in jars:
-            env.add_jars(url)
+        missing = [u for u in urls if u not in jars]
+        if missing:
+            env.add_jars(*missing)
         return _stream_env_jars(env)
     raise TypeError(f"expected a PyFlink TableEnvironment or StreamExecutionEnvironment, got {type(env).__name__}")
 

@@ -4,6 +4,7 @@ cluster), and a fresh Fluss database per test."""
 
 from __future__ import annotations
 
+import threading
 import uuid
 
 import pytest
@@ -33,7 +34,34 @@ def _table_env(cluster, streaming: bool):
 
 
 @pytest.fixture(scope="session")
-def connector():
+def jvm_stderr(tmp_path_factory):
+    """PyFlink starts its JVM with ``stderr=PIPE`` and never reads the pipe: once 64 KiB of JVM warnings pile up
+    there, every JVM thread that writes to stderr blocks (and the session with it). This drains it into a file
+    (the path is the fixture's value) for the JVM started afterwards."""
+    import pyflink.java_gateway as java_gateway
+
+    original = java_gateway.launch_gateway_server_process
+    path = tmp_path_factory.getbasetemp() / "pyflink-gateway-stderr.log"
+
+    def launch(env, args):
+        process = original(env, args)
+
+        def drain() -> None:
+            with open(path, "ab") as out:
+                for chunk in iter(lambda: process.stderr.read1(65536), b""):
+                    out.write(chunk)
+                    out.flush()
+
+        threading.Thread(target=drain, name="pyflink-gateway-stderr", daemon=True).start()
+        return process
+
+    java_gateway.launch_gateway_server_process = launch
+    yield path
+    java_gateway.launch_gateway_server_process = original
+
+
+@pytest.fixture(scope="session")
+def connector(jvm_stderr):
     return connector_jar()  # fails with "run make setup" when the jar is missing
 
 

@@ -87,7 +87,10 @@ class ReplicaFetcherManager:
             follower_id=self.manager.server_id, table_id=tb.table_id, partition_id=tb.partition_id_or_none_value,
             bucket_id=tb.bucket_id, leader_epoch=my_epoch), timeout=10)
         if resp.error.code:
-            raise RuntimeError(f"OffsetForLeaderEpoch for {tb}: {resp.error.message}")
+            # e.g. our view of the leader is stale: this bucket waits for the next NotifyLeaderAndIsr, while the
+            # other buckets from this leader keep replicating (raising here would stall them all)
+            log.debug("OffsetForLeaderEpoch for %s failed: %s", tb, resp.error.message)
+            return
         if resp.leader_epoch < 0:
             target = log_.high_watermark
         elif resp.leader_epoch < my_epoch:

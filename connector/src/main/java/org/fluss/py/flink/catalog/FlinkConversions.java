@@ -129,6 +129,9 @@ public final class FlinkConversions {
     /** Name suffix of the virtual changelog table of a Fluss table ({@code orders$changelog}). */
     public static final String CHANGELOG_SUFFIX = "$changelog";
 
+    /** Name suffix of the virtual lake table of a lake-enabled Fluss table ({@code orders$lake}). */
+    public static final String LAKE_SUFFIX = "$lake";
+
     /**
      * The {@code t$changelog} virtual table: {@code _change_type STRING} (+I, -U, +U, -D; +A for log tables),
      * {@code _log_offset BIGINT}, {@code _commit_timestamp TIMESTAMP_LTZ(3)}, then the table's columns, without

@@ -27,6 +27,7 @@ import org.apache.flink.table.factories.Factory;
 import org.fluss.py.flink.client.FlussClient;
 import org.fluss.py.flink.client.FlussRpcException;
 import org.fluss.py.flink.client.TablePath;
+import org.fluss.py.flink.lake.LakeConfig;
 import org.fluss.py.flink.table.FlussDynamicTableFactory;
 import org.fluss.py.rpc.CreateDatabaseRequest;
 import org.fluss.py.rpc.CreatePartitionRequest;
@@ -45,6 +46,7 @@ import org.fluss.py.rpc.ListTablesRequest;
 import org.fluss.py.rpc.ListTablesResponse;
 import org.fluss.py.rpc.PartitionInfoPb;
 import org.fluss.py.rpc.TableExistsRequest;
+import org.fluss.py.rpc.TableInfoPb;
 
 import java.util.ArrayList;
 import java.util.Collections;
@@ -95,6 +97,17 @@ public class FlussCatalog extends AbstractCatalog {
 
     private static TablePath path(ObjectPath p) {
         return new TablePath(p.getDatabaseName(), p.getObjectName());
+    }
+
+    /** The table a read-only virtual table ({@code t$changelog}, {@code t$lake}) reads; else the table itself. */
+    private static TablePath readPath(ObjectPath p) {
+        String name = p.getObjectName();
+        for (String suffix : List.of(FlinkConversions.CHANGELOG_SUFFIX, FlinkConversions.LAKE_SUFFIX)) {
+            if (name.endsWith(suffix)) {
+                return new TablePath(p.getDatabaseName(), name.substring(0, name.length() - suffix.length()));
+            }
+        }
+        return path(p);
     }
 
     private <T> T rpc(java.util.function.Supplier<T> call, String what) {
@@ -196,6 +209,16 @@ public class FlussCatalog extends AbstractCatalog {
                         name.substring(0, name.length() - FlinkConversions.CHANGELOG_SUFFIX.length()));
                 return FlinkConversions.changelogTable(client().tableInfo(path(base)), bootstrapServers);
             }
+            if (name.endsWith(FlinkConversions.LAKE_SUFFIX)) { // the t$lake virtual table: same columns
+                ObjectPath base = new ObjectPath(p.getDatabaseName(),
+                        name.substring(0, name.length() - FlinkConversions.LAKE_SUFFIX.length()));
+                TableInfoPb info = client().tableInfo(path(base));
+                if (!LakeConfig.isLakeEnabled(info)) {
+                    throw new CatalogException("Table " + base.getFullName() + " is not lake-enabled "
+                            + "('" + LakeConfig.ENABLED + "' = 'true'), so it has no " + name);
+                }
+                return FlinkConversions.toFlink(info, bootstrapServers);
+            }
             return FlinkConversions.toFlink(client().tableInfo(path(p)), bootstrapServers);
         } catch (FlussRpcException e) {
             if (e.code() == FlussRpcException.TABLE_NOT_EXIST || e.code() == FlussRpcException.DATABASE_NOT_EXIST) {
@@ -266,7 +289,7 @@ public class FlussCatalog extends AbstractCatalog {
     public List<CatalogPartitionSpec> listPartitions(ObjectPath p, CatalogPartitionSpec filter)
             throws TableNotExistException, TableNotPartitionedException {
         ListPartitionInfosResponse r = rpc(() -> client().admin().listPartitionInfos(ListPartitionInfosRequest
-                .newBuilder().setTablePath(path(p).toPb()).putAllPartitionSpec(spec(filter)).build()),
+                .newBuilder().setTablePath(readPath(p).toPb()).putAllPartitionSpec(spec(filter)).build()),
                 "ListPartitionInfos");
         int code = r.getError().getCode();
         if (code == FlussRpcException.TABLE_NOT_EXIST) {

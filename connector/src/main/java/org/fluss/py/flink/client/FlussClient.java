@@ -3,6 +3,10 @@ package org.fluss.py.flink.client;
 import io.grpc.ManagedChannel;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
+import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
+import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
+import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import org.fluss.py.rpc.AdminServiceGrpc;
 import org.fluss.py.rpc.BucketMetadataPb;
 import org.fluss.py.rpc.GetMetadataRequest;
@@ -24,6 +28,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -31,8 +38,10 @@ import java.util.concurrent.TimeUnit;
  * per tablet server, plus a cache of bucket leaders from {@code GetMetadata}. Reads and writes go to the
  * bucket leader; a caller that sees a retriable error calls {@link #invalidate} and asks again.
  *
- * Channels are built with the Netty builder directly (no ServiceLoader lookup inside a shaded jar) and are
- * shut down on {@link #close()}, so no gRPC thread outlives a job's class loader.
+ * Channels are built with the Netty builder directly (no ServiceLoader lookup inside a shaded jar), on an
+ * event loop group and an executor of this client (not gRPC's shared ones, which are destroyed a second after
+ * their last user, by then possibly in a closed job class loader): {@link #close()} shuts the channels, the
+ * event loop and the executor down and waits for them, so no gRPC thread outlives a job's class loader.
  */
 public final class FlussClient implements AutoCloseable {
     public static final int OFFSET_EARLIEST = 0;
@@ -46,6 +55,10 @@ public final class FlussClient implements AutoCloseable {
     private final Map<Integer, ServerNodePb> nodes = new ConcurrentHashMap<>();
     /** (tableId, partitionId) -> bucket -> leader server id */
     private final Map<String, Map<Integer, Integer>> leaders = new ConcurrentHashMap<>();
+    private final Object resources = new Object(); // guards group and executor
+    private EventLoopGroup group; // created with the first channel
+    private ExecutorService executor;
+    private final List<Thread> threads = new ArrayList<>(); // of group and executor, joined on close
 
     public FlussClient(String bootstrapServers) {
         this(bootstrapServers, 30_000L);
@@ -67,11 +80,32 @@ public final class FlussClient implements AutoCloseable {
         this.timeoutMs = timeoutMs;
     }
 
-    private static ManagedChannel channel(String host, int port) {
-        return NettyChannelBuilder.forAddress(new InetSocketAddress(host, port))
-                .usePlaintext()
-                .maxInboundMessageSize(256 * 1024 * 1024)
-                .build();
+    private ManagedChannel channel(String host, int port) {
+        synchronized (resources) {
+            if (group == null) {
+                group = new NioEventLoopGroup(2, recorded(new DefaultThreadFactory("fluss-client-netty", true)));
+                executor = Executors.newCachedThreadPool(recorded(new DefaultThreadFactory("fluss-client-grpc", true)));
+            }
+            return NettyChannelBuilder.forAddress(new InetSocketAddress(host, port))
+                    .eventLoopGroup(group)
+                    .channelType(NioSocketChannel.class)
+                    .executor(executor)
+                    .offloadExecutor(executor)
+                    .usePlaintext()
+                    .maxInboundMessageSize(256 * 1024 * 1024)
+                    .build();
+        }
+    }
+
+    /** A thread factory that remembers its threads, so {@link #close()} can wait until they have ended. */
+    private ThreadFactory recorded(ThreadFactory factory) {
+        return r -> {
+            Thread t = factory.newThread(r);
+            synchronized (threads) {
+                threads.add(t);
+            }
+            return t;
+        };
     }
 
     private synchronized ManagedChannel coordinatorChannel() {
@@ -248,22 +282,76 @@ public final class FlussClient implements AutoCloseable {
         }
     }
 
+    /**
+     * Shuts the channels, the event loop group and the executor down and waits (up to 5 s each, also when the
+     * calling thread is interrupted, as a cancelled task's is) until their threads have ended.
+     */
     @Override
     public synchronized void close() {
-        List<ManagedChannel> all = new ArrayList<>(tablets.values());
-        tablets.clear();
-        if (coordinator != null) {
-            all.add(coordinator);
-            coordinator = null;
-        }
-        for (ManagedChannel c : all) {
-            c.shutdownNow();
-        }
-        for (ManagedChannel c : all) {
-            try {
-                c.awaitTermination(5, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            List<ManagedChannel> all = new ArrayList<>(tablets.values());
+            tablets.clear();
+            if (coordinator != null) {
+                all.add(coordinator);
+                coordinator = null;
+            }
+            for (ManagedChannel c : all) {
+                c.shutdownNow();
+            }
+            for (ManagedChannel c : all) {
+                interrupted |= awaitQuietly(ms -> c.awaitTermination(ms, TimeUnit.MILLISECONDS));
+            }
+            synchronized (resources) {
+                if (group != null) {
+                    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5_000L);
+                    ExecutorService e = executor;
+                    e.shutdownNow();
+                    interrupted |= awaitQuietly(ms -> e.awaitTermination(ms, TimeUnit.MILLISECONDS));
+                    group = null;
+                    executor = null;
+                }
+                // a terminated event loop still notifies its listeners (loading classes) as its thread ends
+                List<Thread> ended;
+                synchronized (threads) {
+                    ended = new ArrayList<>(threads);
+                    threads.clear();
+                }
+                for (Thread t : ended) {
+                    if (t != Thread.currentThread()) {
+                        interrupted |= awaitQuietly(ms -> {
+                            t.join(ms);
+                            return true;
+                        });
+                    }
+                }
+            }
+        } finally {
+            if (interrupted) {
                 Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** A wait of at most the given milliseconds, which may be interrupted. */
+    private interface Wait {
+        boolean await(long ms) throws InterruptedException;
+    }
+
+    /** Waits up to 5 s in total even if interrupted meanwhile; returns whether an interrupt was swallowed. */
+    private static boolean awaitQuietly(Wait wait) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        boolean interrupted = false;
+        while (true) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (left <= 0) {
+                return interrupted;
+            }
+            try {
+                wait.await(left);
+                return interrupted;
+            } catch (InterruptedException e) {
+                interrupted = true; // a task being cancelled is interrupted, possibly repeatedly: wait on
             }
         }
     }

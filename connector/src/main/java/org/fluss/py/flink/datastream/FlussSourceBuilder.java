@@ -22,7 +22,8 @@ import java.util.List;
 /**
  * Builds a DataStream source of {@link Row}s of a Fluss table (what PyFlink's {@code FlussSource.builder()}
  * wraps). The table's schema is read from the cluster at {@link #build()}; a primary-key table gives a
- * changelog (RowKind per row; {@code full} mode starts with the KV snapshot), a log table inserts.
+ * changelog (RowKind per row; {@code full} mode starts with the KV snapshot), a log table inserts. A
+ * lake-enabled table in {@code full} mode is a Union Read (lake snapshot, then the log after it), as in SQL.
  */
 public final class FlussSourceBuilder {
     private String bootstrapServers;
@@ -78,12 +79,14 @@ public final class FlussSourceBuilder {
         TablePath path = new TablePath(database, table);
         StartupMode startup = StartupMode.parse(startingOffsets, startupTimestamp, ZoneId.systemDefault());
         RowType tableType;
-        boolean primaryKey;
+        int[] keyIndexes;
         try (FlussClient client = new FlussClient(bootstrapServers)) {
             TableInfoPb info = client.tableInfo(path);
             tableType = FlinkConversions.rowType(info);
-            primaryKey = info.getDescriptorPb().getSchema().getPrimaryKeysCount() > 0;
+            keyIndexes = info.getDescriptorPb().getSchema().getPrimaryKeysList().stream()
+                    .mapToInt(tableType.getFieldNames()::indexOf).toArray();
         }
+        boolean primaryKey = keyIndexes.length > 0;
         int[] projection = null;
         if (projectedFields != null) {
             projection = new int[projectedFields.length];
@@ -98,6 +101,9 @@ public final class FlussSourceBuilder {
         }
         boolean snapshotFirst = primaryKey && (bounded || startup.kind == StartupMode.Kind.FULL);
         ReadSpec spec = new ReadSpec(tableType, projection, primaryKey && !bounded, snapshotFirst, false, null);
+        if (startup.kind == StartupMode.Kind.FULL) { // Union Read when the table turns out to be lake-enabled
+            spec = spec.withLake(ReadSpec.LakeMode.UNION, primaryKey && bounded, keyIndexes);
+        }
         DataType dataType = TypeConversions.fromLogicalToDataType(spec.producedType());
         @SuppressWarnings("unchecked")
         DataFormatConverters.DataFormatConverter<RowData, Row> converter =

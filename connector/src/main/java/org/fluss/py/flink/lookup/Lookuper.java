@@ -268,6 +268,10 @@ public final class Lookuper implements Serializable, AutoCloseable {
 
     @Override
     public synchronized void close() {
+        if (client != null) { // first: its threads must not outlive the job, whatever fails below
+            client.close();
+            client = null;
+        }
         if (reader != null) {
             reader.close();
             reader = null;
@@ -275,10 +279,6 @@ public final class Lookuper implements Serializable, AutoCloseable {
         if (allocator != null) {
             allocator.close();
             allocator = null;
-        }
-        if (client != null) {
-            client.close();
-            client = null;
         }
     }
 }

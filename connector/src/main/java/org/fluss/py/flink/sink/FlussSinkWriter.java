@@ -376,11 +376,11 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
 
     @Override
     public void close() throws Exception {
+        client.close(); // first: its threads must not outlive the job, whatever fails below
         for (ArrowBatchWriter w : buffers.values()) {
             w.close();
         }
         buffers.clear();
         allocator.close();
-        client.close();
     }
 }

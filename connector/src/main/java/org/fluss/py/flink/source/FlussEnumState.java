@@ -26,11 +26,11 @@ public final class FlussEnumState {
         this.pending = pending;
     }
 
-    /** Serializer, version 1. */
+    /** Serializer: version 2 writes splits in split version 2 (with their lake part); version 1 is still read. */
     public static final class Serializer implements SimpleVersionedSerializer<FlussEnumState> {
         @Override
         public int getVersion() {
-            return 1;
+            return FlussSplitSerializer.VERSION;
         }
 
         @Override
@@ -53,7 +53,7 @@ public final class FlussEnumState {
 
         @Override
         public FlussEnumState deserialize(int version, byte[] serialized) throws IOException {
-            if (version != 1) {
+            if (version < 1 || version > FlussSplitSerializer.VERSION) {
                 throw new IOException("Unknown Fluss enumerator state version " + version);
             }
             DataInputStream in = new DataInputStream(new ByteArrayInputStream(serialized));
@@ -63,7 +63,7 @@ public final class FlussEnumState {
             }
             List<FlussSplit> pending = new ArrayList<>();
             for (int n = in.readInt(); n > 0; n--) {
-                pending.add(FlussSplitSerializer.read(in));
+                pending.add(FlussSplitSerializer.read(in, version));
             }
             return new FlussEnumState(discovered, pending);
         }

@@ -9,7 +9,7 @@ import java.util.function.Function;
 
 /**
  * Emits a row (converted to the source's output type: {@link RowData} for SQL, {@code Row} for the DataStream
- * builders) and moves its split's offset past it (that offset is what a checkpoint stores).
+ * builders) and moves its split's position past it (offset and lake rows: what a checkpoint stores).
  */
 public final class FlussRecordEmitter<T> implements RecordEmitter<FlussRecord, T, FlussSplitState> {
     /** RowData → the output type; serializable so a source can carry it to the task managers. */
@@ -25,5 +25,6 @@ public final class FlussRecordEmitter<T> implements RecordEmitter<FlussRecord, T
     public void emitRecord(FlussRecord record, SourceOutput<T> output, FlussSplitState state) {
         output.collect(converter.apply(record.row), record.timestamp);
         state.nextOffset = record.nextOffset;
+        state.lakeRowsEmitted = record.nextLakeRows;
     }
 }

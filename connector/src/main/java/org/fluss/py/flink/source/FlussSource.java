@@ -18,7 +18,8 @@ import org.fluss.py.flink.client.TablePath;
 /**
  * FLIP-27 source of a Fluss table: one split per bucket (per partition), offsets in checkpoints, bounded in
  * batch mode (a log table up to the latest offsets at start; a primary-key table: its current rows), continuous
- * in streaming mode (a primary-key table in full mode: the KV snapshot, then the changelog). See {@link ReadSpec}.
+ * in streaming mode (a primary-key table in full mode: the KV snapshot, then the changelog). A lake-enabled table
+ * in full mode is read as its lake snapshot and then the log after it (Union Read). See {@link ReadSpec}.
  */
 public class FlussSource<T> implements Source<T, FlussSplit, FlussEnumState>, ResultTypeQueryable<T> {
     private static final long serialVersionUID = 1L;
@@ -70,13 +71,13 @@ public class FlussSource<T> implements Source<T, FlussSplit, FlussEnumState>, Re
 
     @Override
     public SplitEnumerator<FlussSplit, FlussEnumState> createEnumerator(SplitEnumeratorContext<FlussSplit> ctx) {
-        return new FlussSourceEnumerator(ctx, bootstrapServers, path, startup, bounded, discoveryIntervalMs, spec.snapshotFirst, null);
+        return new FlussSourceEnumerator(ctx, bootstrapServers, path, startup, bounded, discoveryIntervalMs, spec, null);
     }
 
     @Override
     public SplitEnumerator<FlussSplit, FlussEnumState> restoreEnumerator(SplitEnumeratorContext<FlussSplit> ctx,
                                                                         FlussEnumState state) {
-        return new FlussSourceEnumerator(ctx, bootstrapServers, path, startup, bounded, discoveryIntervalMs, spec.snapshotFirst, state);
+        return new FlussSourceEnumerator(ctx, bootstrapServers, path, startup, bounded, discoveryIntervalMs, spec, state);
     }
 
     @Override

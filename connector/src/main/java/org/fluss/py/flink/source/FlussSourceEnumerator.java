@@ -7,6 +7,10 @@ import org.fluss.py.flink.client.FlussClient;
 import org.fluss.py.flink.client.FlussRpcException;
 import org.fluss.py.flink.client.TableBucket;
 import org.fluss.py.flink.client.TablePath;
+import org.fluss.py.flink.lake.LakeConfig;
+import org.fluss.py.flink.lake.LakeSnapshot;
+import org.fluss.py.flink.lake.LakeTableReader;
+import org.fluss.py.flink.lake.PaimonLake;
 import org.fluss.py.rpc.ListPartitionInfosRequest;
 import org.fluss.py.rpc.ListPartitionInfosResponse;
 import org.fluss.py.rpc.PartitionInfoPb;
@@ -15,6 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -26,7 +31,16 @@ import java.util.Set;
  * mode, every {@code scan.partition.discovery.interval}) it lists the buckets, resolves their starting
  * offsets from {@code scan.startup.mode} with ListOffsets (and, when bounded, the stopping offsets: the
  * latest offsets at start). Partitions created after the job started are read from their beginning.
- * A split goes to reader {@code (bucket + partition-spread) % parallelism}.
+ * A split goes to reader {@code (bucket + partition-spread) % parallelism}. A pushed-down partition filter
+ * ({@link ReadSpec#partitionFilter}) drops the partitions it rejects, at start and at every discovery.
+ *
+ * <p>Union Read ({@link ReadSpec.LakeMode}): in its first round the enumerator of a lake-enabled table asks
+ * the coordinator for the latest lake snapshot and plans that Paimon snapshot's splits (Paimon's
+ * {@code ReadBuilder}); a bucket in the snapshot gets a split with the bucket's Paimon splits as its lake part
+ * and its log from the snapshot's offset of the bucket (bounded: up to the latest offset at start). Buckets
+ * the snapshot does not have (and partitions created later) are read as without a lake. When the log no longer
+ * has the snapshot's offset (TTL), a log table reads from the log start (the records between were never tiered:
+ * a gap, logged) and a primary-key bucket falls back to its KV snapshot. {@code t$lake} gets only the lake parts.
  */
 public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussEnumState> {
     private static final Logger LOG = LoggerFactory.getLogger(FlussSourceEnumerator.class);
@@ -38,16 +52,18 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
     private final boolean bounded;
     private final long discoveryIntervalMs;
     private final boolean snapshotFirst;
+    private final ReadSpec spec;
     private final Set<TableBucket> discovered;
     private final Map<Integer, List<FlussSplit>> pendingByReader = new HashMap<>();
     private final List<FlussSplit> unassigned;
     private boolean initialDiscoveryDone;
-    private FlussClient client;
+    private volatile FlussClient client; // of the discovery round running now (see discover())
 
     public FlussSourceEnumerator(SplitEnumeratorContext<FlussSplit> context, String bootstrapServers, TablePath path,
                                  StartupMode startup, boolean bounded, long discoveryIntervalMs,
-                                 boolean snapshotFirst, FlussEnumState restored) {
-        this.snapshotFirst = snapshotFirst;
+                                 ReadSpec spec, FlussEnumState restored) {
+        this.spec = spec;
+        this.snapshotFirst = spec.snapshotFirst;
         this.context = context;
         this.bootstrapServers = bootstrapServers;
         this.path = path;
@@ -61,7 +77,6 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
 
     @Override
     public void start() {
-        client = new FlussClient(bootstrapServers);
         if (!bounded && discoveryIntervalMs > 0) {
             context.callAsync(this::discover, this::onDiscovered, 0L, discoveryIntervalMs);
         } else {
@@ -69,9 +84,22 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
         }
     }
 
-    /** Runs in the worker thread: new buckets → splits with resolved offsets. */
+    /**
+     * Runs in the worker thread: new buckets → splits with resolved offsets. Each round has its own client,
+     * closed at its end: Flink closes enumerators asynchronously, possibly after the job's class loader is gone,
+     * when no gRPC thread of ours may be left.
+     */
     private List<FlussSplit> discover() {
-        TableInfoPb info = client.tableInfo(path);
+        client = new FlussClient(bootstrapServers);
+        try {
+            return discoverWith(client.tableInfo(path));
+        } finally {
+            client.close();
+            client = null;
+        }
+    }
+
+    private List<FlussSplit> discoverWith(TableInfoPb info) {
         long tableId = info.getTableId();
         int numBuckets = info.getDescriptorPb().getBucketCount();
         boolean partitioned = info.getDescriptorPb().getPartitionKeysCount() > 0;
@@ -89,7 +117,12 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
             ListPartitionInfosResponse r = FlussClient.call(() -> client.admin().listPartitionInfos(
                     ListPartitionInfosRequest.newBuilder().setTablePath(path.toPb()).build()), "ListPartitionInfos");
             FlussRpcException.check(r.getError(), "Partitions of " + path);
+            List<String> keys = info.getDescriptorPb().getPartitionKeysList();
             for (PartitionInfoPb p : r.getPartitionsList()) {
+                if (spec.partitionFilter != null
+                        && !spec.partitionFilter.test(PartitionFilter.spec(p.getPartitionName(), keys))) {
+                    continue;
+                }
                 for (int b = 0; b < numBuckets; b++) {
                     TableBucket tb = new TableBucket(tableId, p.getPartitionId(), b);
                     if (!discovered.contains(tb)) {
@@ -114,6 +147,18 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
             client.updateMetadata(path, null);
         }
         List<FlussSplit> splits = new ArrayList<>();
+        if (!fromBeginning && spec.lake != ReadSpec.LakeMode.NONE) {
+            boolean lakeEnabled = LakeConfig.isLakeEnabled(info);
+            if (spec.lake == ReadSpec.LakeMode.LAKE_ONLY || lakeEnabled) {
+                splits.addAll(lakeSplits(info, fresh, buckets, partitioned));
+                if (spec.lake == ReadSpec.LakeMode.LAKE_ONLY) {
+                    return splits;
+                }
+            }
+        }
+        if (buckets.isEmpty()) {
+            return splits;
+        }
         if (snapshotFirst && (bounded || !fromBeginning)) {
             // primary-key table: batch reads its current rows; full mode reads them and then the changelog
             for (TableBucket tb : buckets) {
@@ -141,6 +186,67 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
             long to = stop == null ? FlussSplit.NO_STOPPING_OFFSET : Math.max(from, stop.get(tb));
             splits.add(new FlussSplit(tb, fresh.get(tb), from, to));
         }
+        return splits;
+    }
+
+    /**
+     * Union Read / {@code t$lake}: the splits of the buckets in the latest lake snapshot (removed from
+     * {@code buckets}); none before the first tiering. {@code fresh} maps a bucket to its partition name.
+     */
+    private List<FlussSplit> lakeSplits(TableInfoPb info, Map<TableBucket, String> fresh, List<TableBucket> buckets,
+                                        boolean partitioned) {
+        LakeSnapshot snapshot = LakeSnapshot.latest(client, path);
+        if (snapshot == null) {
+            LOG.info("Fluss table {}: no lake snapshot yet, reading the log only", path);
+            return new ArrayList<>();
+        }
+        Map<PaimonLake.LakeBucket, List<byte[]>> planned;
+        try {
+            planned = new LakeTableReader(LakeConfig.catalogOptions(info), path).plan(snapshot.snapshotId);
+        } catch (NoClassDefFoundError e) {
+            throw LakeConfig.paimonMissing(e);
+        }
+        List<TableBucket> inLake = new ArrayList<>();
+        for (TableBucket tb : buckets) {
+            if (snapshot.offset(tb.partitionId, tb.bucket) != null) {
+                inLake.add(tb);
+            }
+        }
+        boolean lakeOnly = spec.lake == ReadSpec.LakeMode.LAKE_ONLY;
+        boolean askOffsets = !lakeOnly && !inLake.isEmpty();
+        Map<TableBucket, Long> earliest = askOffsets
+                ? client.listOffsets(path, inLake, FlussClient.OFFSET_EARLIEST, 0L) : Collections.emptyMap();
+        Map<TableBucket, Long> latest = bounded && askOffsets
+                ? client.listOffsets(path, inLake, FlussClient.OFFSET_LATEST, 0L) : null;
+        List<FlussSplit> splits = new ArrayList<>();
+        for (TableBucket tb : inLake) {
+            String partition = fresh.get(tb);
+            List<byte[]> lake = planned.getOrDefault(new PaimonLake.LakeBucket(partitioned ? partition : null,
+                    tb.bucket), Collections.emptyList());
+            long from = snapshot.offset(tb.partitionId, tb.bucket);
+            if (lakeOnly) {
+                if (!lake.isEmpty()) {
+                    splits.add(new FlussSplit(tb, partition, from, from, lake, 0L));
+                }
+                buckets.remove(tb);
+                continue;
+            }
+            long logStart = earliest.get(tb);
+            if (from < logStart) {
+                if (snapshotFirst) { // a changelog with a gap cannot be applied: read the KV snapshot instead
+                    LOG.warn("Fluss table {} {}: the log no longer has the lake offset {} (starts at {}): reading the "
+                            + "KV snapshot instead of the lake", path, tb, from, logStart);
+                    continue; // left in buckets: read as without a lake
+                }
+                LOG.warn("Fluss table {} {}: offsets [{}, {}) expired from the log before they were tiered",
+                        path, tb, from, logStart);
+                from = logStart;
+            }
+            long to = latest == null ? FlussSplit.NO_STOPPING_OFFSET : Math.max(from, latest.get(tb));
+            splits.add(new FlussSplit(tb, partition, from, to, lake, 0L));
+            buckets.remove(tb);
+        }
+        LOG.info("Fluss table {}: lake snapshot {} covers {} of the buckets", path, snapshot.snapshotId, inLake.size());
         return splits;
     }
 
@@ -212,8 +318,9 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
 
     @Override
     public void close() {
-        if (client != null) {
-            client.close();
+        FlussClient running = client;
+        if (running != null) { // a discovery round is running: end its calls
+            running.close();
         }
     }
 }

@@ -8,12 +8,15 @@ import org.apache.flink.connector.base.source.reader.RecordsWithSplitIds;
 import org.apache.flink.connector.base.source.reader.splitreader.SplitReader;
 import org.apache.flink.connector.base.source.reader.splitreader.SplitsAddition;
 import org.apache.flink.connector.base.source.reader.splitreader.SplitsChange;
+import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
-import org.apache.flink.table.types.logical.RowType;
 import org.fluss.py.flink.client.FlussClient;
 import org.fluss.py.flink.client.FlussRpcException;
 import org.fluss.py.flink.client.TableBucket;
 import org.fluss.py.flink.client.TablePath;
+import org.fluss.py.flink.lake.LakeConfig;
+import org.fluss.py.flink.lake.LakeRows;
+import org.fluss.py.flink.lake.LakeTableReader;
 import org.fluss.py.flink.record.ArrowBatchReader;
 import org.fluss.py.flink.record.LogBatch;
 import org.fluss.py.rpc.FetchBucketPb;
@@ -28,40 +31,90 @@ import org.fluss.py.rpc.ScanKvResponse;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.concurrent.ExecutionException;
 
 /**
  * Fetches every assigned bucket: one FetchLog per bucket leader per round (sent in parallel), with the
  * column projection done by the tablet server. Records below a split's next offset (the first batch may start
  * earlier) and at or beyond its stopping offset are dropped; a bounded split finishes at its stopping offset.
+ *
+ * <p>A split with a lake part (Union Read) first hands out the rows of its Paimon splits (at most
+ * {@link #LAKE_ROWS_PER_FETCH} per round) and then reads the log from the lake snapshot's offset. With
+ * {@link ReadSpec#mergeLake} (primary-key tables in batch mode) the bucket's log tail {@code [start, stop)} is
+ * read first into a map of the last change per key; then the lake rows whose key the tail does not touch are
+ * handed out, followed by the tail's surviving rows (the log wins; a last -D removes the key).
+ *
+ * <p>A pushed-down LIMIT ({@link ReadSpec#limit}) finishes every split of this reader once that many rows were
+ * handed out.
  */
 public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSplit> {
+    /** Lake rows handed out per split per fetch: a round stays short, so checkpoint barriers get through. */
+    static final int LAKE_ROWS_PER_FETCH = 8192;
+
     private final TablePath path;
     private final ReadSpec spec;
     private final int[] projection; // null = all columns
+    private final int[] fetchProjection; // what FetchLog asks for (all columns when merging)
     private final int fetchMaxBytes;
     private final int fetchWaitMs;
     private final FlussClient client;
     private final BufferAllocator allocator = new RootAllocator();
     private final ArrowBatchReader reader;
     private ArrowBatchReader snapshotReader; // every column (ScanKv has no projection)
+    private LakeTableReader lakeTable; // opened for the first lake part
     private final Map<String, Active> active = new LinkedHashMap<>();
     private final List<String> finishedEarly = new ArrayList<>();
+    private long emitted; // rows handed out (LIMIT)
 
     private static final class Active {
         final FlussSplit split;
         long nextOffset;
+        boolean lakePending; // the lake part is not done yet
+        long lakeRows; // rows of the lake part handed out (the checkpointed position)
+        long lakeToSkip; // rows of the lake part emitted before a restore, skipped when it is reopened
+        LakeRows lake; // the open lake part
+        GenericRowData lookahead; // the next lake row (so the last one can end the lake part)
+        Map<List<Object>, RowData> tail; // merge: the log tail's last change per key (null: deleted)
+        Iterator<RowData> survivors; // merge: the tail's rows, handed out after the lake rows
 
-        Active(FlussSplit split) {
+        Active(FlussSplit split, boolean merge) {
             this.split = split;
             this.nextOffset = split.startingOffset;
+            this.lakePending = split.hasLake();
+            this.lakeRows = split.lakeRowsEmitted;
+            this.lakeToSkip = split.lakeRowsEmitted;
+            this.tail = merge && split.hasLake() ? new LinkedHashMap<>() : null;
+        }
+
+        /** Merge: the log tail is still being read into {@link #tail}. */
+        boolean collecting() {
+            return tail != null && lakePending && nextOffset < split.stoppingOffset;
+        }
+
+        /** Lake rows are handed out now. */
+        boolean readingLake() {
+            return lakePending && !collecting();
+        }
+
+        boolean needsLog() {
+            return nextOffset != FlussSplit.FROM_SNAPSHOT && (!lakePending || collecting());
         }
 
         boolean done() {
-            return split.isBounded() && nextOffset != FlussSplit.FROM_SNAPSHOT && nextOffset >= split.stoppingOffset;
+            return !lakePending && split.isBounded() && nextOffset != FlussSplit.FROM_SNAPSHOT
+                    && nextOffset >= split.stoppingOffset;
+        }
+
+        void closeLake() throws IOException {
+            if (lake != null) {
+                lake.close();
+                lake = null;
+            }
         }
     }
 
@@ -70,10 +123,15 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         this.path = path;
         this.spec = spec;
         this.projection = spec.projection;
+        this.fetchProjection = spec.fetchProjection();
         this.fetchMaxBytes = fetchMaxBytes;
         this.fetchWaitMs = fetchWaitMs;
         this.client = new FlussClient(bootstrapServers);
-        this.reader = new ArrowBatchReader(spec.readType(), allocator);
+        this.reader = new ArrowBatchReader(spec.fetchType(), allocator);
+    }
+
+    private boolean limitReached() {
+        return spec.limit > 0 && emitted >= spec.limit;
     }
 
     @Override
@@ -82,12 +140,29 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             throw new UnsupportedOperationException("Unsupported splits change " + change);
         }
         for (FlussSplit s : change.splits()) {
-            Active a = new Active(s);
-            if (a.done()) {
+            Active a = new Active(s, spec.mergeLake);
+            if (a.done() || limitReached()) {
                 finishedEarly.add(s.splitId());
             } else {
                 active.put(s.splitId(), a);
             }
+        }
+    }
+
+    /** Finishes every split (the LIMIT is reached). */
+    private void finishAll(RecordsBySplits.Builder<FlussRecord> out) throws IOException {
+        for (Active a : active.values()) {
+            a.closeLake();
+            out.addFinishedSplit(a.split.splitId());
+        }
+        active.clear();
+    }
+
+    private void finishIfDone(Active a, RecordsBySplits.Builder<FlussRecord> out) throws IOException {
+        if (a.done()) {
+            a.closeLake();
+            out.addFinishedSplit(a.split.splitId());
+            active.remove(a.split.splitId());
         }
     }
 
@@ -101,25 +176,31 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         if (active.isEmpty()) {
             return out.build();
         }
-        boolean gotSnapshot = false;
+        boolean gotRows = false;
         for (Active a : new ArrayList<>(active.values())) {
-            if (a.nextOffset == FlussSplit.FROM_SNAPSHOT) {
-                gotSnapshot |= readSnapshot(a, out);
-                if (a.done()) {
-                    out.addFinishedSplit(a.split.splitId());
-                    active.remove(a.split.splitId());
-                }
+            if (limitReached()) {
+                break;
             }
+            if (a.nextOffset == FlussSplit.FROM_SNAPSHOT) {
+                gotRows |= readSnapshot(a, out);
+            } else if (a.readingLake()) {
+                gotRows |= readLake(a, out);
+            }
+            finishIfDone(a, out);
         }
-        if (gotSnapshot || active.isEmpty()) {
-            return out.build(); // emit the snapshot rows before the first changelog fetch
+        if (limitReached()) {
+            finishAll(out);
+            return out.build();
+        }
+        if (gotRows || active.isEmpty()) {
+            return out.build(); // emit the snapshot / lake rows before the first log fetch
         }
         // group by leader
         Map<Integer, List<Active>> byLeader = new HashMap<>();
         boolean missingLeader = false;
         for (Active a : active.values()) {
-            if (a.nextOffset == FlussSplit.FROM_SNAPSHOT) {
-                missingLeader = true; // its ScanKv failed this round; retried next round
+            if (!a.needsLog()) {
+                missingLeader = true; // its ScanKv failed this round (retried next round), or its lake part waits
                 continue;
             }
             int leader;
@@ -143,9 +224,9 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             for (Active a : e.getValue()) {
                 FetchTablePb.Builder t = tables.computeIfAbsent(a.split.bucket.tableId, id -> {
                     FetchTablePb.Builder b = FetchTablePb.newBuilder().setTableId(id);
-                    if (projection != null) {
+                    if (fetchProjection != null) {
                         b.setProjectionEnabled(true);
-                        for (int p : projection) {
+                        for (int p : fetchProjection) {
                             b.addProjectedFields(p);
                         }
                     }
@@ -192,12 +273,12 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
                                 + a.nextOffset + ": " + b.getError().getMessage()));
                     }
                     gotData |= consume(a, b.getRecords().toByteArray(), out);
-                    if (a.done()) {
-                        out.addFinishedSplit(a.split.splitId());
-                        active.remove(a.split.splitId());
-                    }
+                    finishIfDone(a, out);
                 }
             }
+        }
+        if (limitReached()) {
+            finishAll(out);
         }
         if (!gotData && (missingLeader || calls.isEmpty())) {
             FlussClient.sleep(100);
@@ -210,6 +291,7 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             return false;
         }
         boolean any = false;
+        boolean collecting = a.collecting();
         String id = a.split.splitId();
         for (LogBatch.View batch : LogBatch.parse(records)) {
             if (batch.nextOffset() <= a.nextOffset) {
@@ -225,8 +307,16 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
                     break;
                 }
                 byte type = changeTypes == null ? 0 : changeTypes[(int) (offset - batch.baseOffset)];
-                out.add(id, new FlussRecord(spec.fromLog(row, type, offset, batch.commitTimestamp), offset,
-                        batch.commitTimestamp));
+                if (collecting) {
+                    collect(a, row, type);
+                } else {
+                    if (limitReached()) {
+                        break;
+                    }
+                    out.add(id, new FlussRecord(spec.fromLog(row, type, offset, batch.commitTimestamp), offset,
+                            batch.commitTimestamp));
+                    emitted++;
+                }
                 offset++;
                 any = true;
             }
@@ -237,6 +327,94 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             }
         }
         return any;
+    }
+
+    /** Merge: one change of the log tail (-U is skipped: the +U after it carries the new row). */
+    private void collect(Active a, RowData row, byte changeType) {
+        if (changeType == 2) {
+            return;
+        }
+        List<Object> key = spec.key(row);
+        a.tail.remove(key); // the order of the survivors: by their last change
+        a.tail.put(key, changeType == 4 ? null : row);
+    }
+
+    private LakeTableReader lakeTable() throws IOException {
+        if (lakeTable == null) {
+            try {
+                lakeTable = new LakeTableReader(LakeConfig.catalogOptions(client.tableInfo(path)), path);
+            } catch (NoClassDefFoundError e) {
+                throw new IOException(LakeConfig.paimonMissing(e));
+            }
+        }
+        return lakeTable;
+    }
+
+    /**
+     * Hands out up to {@link #LAKE_ROWS_PER_FETCH} rows of a split's lake part (after the rows a restore skips).
+     * Without merging, the last lake row moves the split to its log ({@link FlussRecord#LAKE_DONE}); with
+     * merging, the split ends after the merged rows. Returns whether rows were added.
+     */
+    private boolean readLake(Active a, RecordsBySplits.Builder<FlussRecord> out) throws IOException {
+        boolean merge = a.tail != null;
+        if (a.lake == null) {
+            a.lake = lakeTable().open(merge ? spec.tableType : spec.readType(), a.split.lakeSplits);
+            if (!merge) {
+                a.lake.skip(a.lakeToSkip);
+                a.lakeToSkip = 0;
+                a.lookahead = a.lake.next();
+            }
+        }
+        String id = a.split.splitId();
+        int n = 0;
+        while (n < LAKE_ROWS_PER_FETCH && !limitReached()) {
+            RowData row;
+            long nextLakeRows;
+            if (merge) {
+                row = nextMerged(a);
+                if (row == null) {
+                    break;
+                }
+                if (a.lakeToSkip > 0) {
+                    a.lakeToSkip--;
+                    continue;
+                }
+                row = ReadSpec.project(row, projection);
+                nextLakeRows = a.lakeRows + 1;
+            } else {
+                row = a.lookahead;
+                if (row == null) {
+                    break;
+                }
+                a.lookahead = a.lake.next();
+                nextLakeRows = a.lookahead == null ? FlussRecord.LAKE_DONE : a.lakeRows + 1;
+            }
+            a.lakeRows++;
+            out.add(id, new FlussRecord(row, -1L, 0L, a.split.startingOffset, nextLakeRows));
+            emitted++;
+            n++;
+        }
+        boolean finished = merge ? a.survivors != null && !a.survivors.hasNext() : a.lookahead == null;
+        if (finished && !limitReached()) {
+            a.closeLake();
+            a.lakePending = false;
+            a.nextOffset = merge ? Math.max(a.nextOffset, a.split.stoppingOffset) : a.split.startingOffset;
+        }
+        return n > 0;
+    }
+
+    /** Merge: the next lake row whose key the log tail does not touch, then the tail's surviving rows. */
+    private RowData nextMerged(Active a) throws IOException {
+        if (a.survivors == null) {
+            GenericRowData r;
+            while ((r = a.lake.next()) != null) {
+                if (!a.tail.containsKey(spec.key(r))) {
+                    return r;
+                }
+            }
+            a.survivors = a.tail.values().stream().filter(Objects::nonNull).iterator();
+        }
+        return a.survivors.hasNext() ? a.survivors.next() : null;
     }
 
     /**
@@ -252,8 +430,9 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             if (leader < 0) {
                 return false;
             }
+            int limit = spec.limit > 0 ? (int) Math.min(Integer.MAX_VALUE, spec.limit - emitted) : 0;
             r = FlussClient.call(() -> client.tablet(leader).scanKv(ScanKvRequest.newBuilder().setTableId(tb.tableId)
-                    .setPartitionId(tb.partitionId).setBucketId(tb.bucket).build()), "ScanKv");
+                    .setPartitionId(tb.partitionId).setBucketId(tb.bucket).setLimit(limit).build()), "ScanKv");
             if (r.getError().getCode() != 0) {
                 throw new FlussRpcException(r.getError().getCode(), "ScanKv of " + path + " " + tb + ": "
                         + r.getError().getMessage());
@@ -282,6 +461,7 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             boolean last = i == rows.size() - 1;
             out.add(id, new FlussRecord(row, FlussSplit.FROM_SNAPSHOT, 0L, last ? logOffset : FlussSplit.FROM_SNAPSHOT));
         }
+        emitted += rows.size();
         a.nextOffset = logOffset;
         return !rows.isEmpty();
     }
@@ -292,12 +472,19 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
     }
 
     @Override
-    public void close() {
-        reader.close();
-        if (snapshotReader != null) {
-            snapshotReader.close();
+    public void close() throws IOException {
+        try {
+            for (Active a : active.values()) {
+                a.closeLake();
+            }
+        } finally {
+            client.close(); // first: its threads must not outlive the job, whatever fails below
+            reader.close();
+            if (snapshotReader != null) {
+                snapshotReader.close();
+            }
+            allocator.close();
         }
-        allocator.close();
-        client.close();
     }
+
 }

@@ -8,14 +8,20 @@ import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 
-/** Split (and enumerator state) serialization; version 1. */
+/**
+ * Split (and enumerator state) serialization. Version 2 adds the lake part (Paimon splits + rows emitted);
+ * version 1 (no lake part) is still read.
+ */
 public final class FlussSplitSerializer implements SimpleVersionedSerializer<FlussSplit> {
     public static final FlussSplitSerializer INSTANCE = new FlussSplitSerializer();
+    public static final int VERSION = 2;
 
     @Override
     public int getVersion() {
-        return 1;
+        return VERSION;
     }
 
     @Override
@@ -37,19 +43,39 @@ public final class FlussSplitSerializer implements SimpleVersionedSerializer<Flu
         }
         out.writeLong(s.startingOffset);
         out.writeLong(s.stoppingOffset);
+        out.writeBoolean(s.hasLake());
+        if (s.hasLake()) {
+            out.writeInt(s.lakeSplits.size());
+            for (byte[] b : s.lakeSplits) {
+                out.writeInt(b.length);
+                out.write(b);
+            }
+            out.writeLong(s.lakeRowsEmitted);
+        }
     }
 
-    static FlussSplit read(DataInputStream in) throws IOException {
+    static FlussSplit read(DataInputStream in, int version) throws IOException {
         TableBucket tb = new TableBucket(in.readLong(), in.readLong(), in.readInt());
         String partition = in.readBoolean() ? in.readUTF() : null;
-        return new FlussSplit(tb, partition, in.readLong(), in.readLong());
+        long start = in.readLong();
+        long stop = in.readLong();
+        if (version < 2 || !in.readBoolean()) {
+            return new FlussSplit(tb, partition, start, stop);
+        }
+        List<byte[]> lake = new ArrayList<>();
+        for (int n = in.readInt(); n > 0; n--) {
+            byte[] b = new byte[in.readInt()];
+            in.readFully(b);
+            lake.add(b);
+        }
+        return new FlussSplit(tb, partition, start, stop, lake, in.readLong());
     }
 
     @Override
     public FlussSplit deserialize(int version, byte[] serialized) throws IOException {
-        if (version != 1) {
+        if (version < 1 || version > VERSION) {
             throw new IOException("Unknown Fluss split version " + version);
         }
-        return read(new DataInputStream(new ByteArrayInputStream(serialized)));
+        return read(new DataInputStream(new ByteArrayInputStream(serialized)), version);
     }
 }

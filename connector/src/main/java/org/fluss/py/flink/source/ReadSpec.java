@@ -25,7 +25,13 @@ import java.util.List;
  *       its KV snapshot (ScanKv) followed by the changelog from the snapshot's log offset;</li>
  *   <li>{@code changelog}: the {@code t$changelog} virtual table: every record is an INSERT prefixed with
  *       {@code _change_type}, {@code _log_offset}, {@code _commit_timestamp}, then {@code outputProjection}
- *       (over the metadata columns followed by the read columns; null = all) is applied.</li>
+ *       (over the metadata columns followed by the read columns; null = all) is applied;</li>
+ *   <li>{@code lake}: {@link LakeMode#UNION} reads a lake-enabled table as its lake snapshot + the log after it
+ *       ({@code scan.startup.mode=full}), {@link LakeMode#LAKE_ONLY} the lake snapshot alone ({@code t$lake});
+ *       {@code mergeLake} (primary-key tables in batch mode): per bucket the log tail is merged into the lake
+ *       rows by {@code keyIndexes}, the log winning;</li>
+ *   <li>{@code limit}: a pushed-down LIMIT (each reader stops after that many rows; 0 = none);</li>
+ *   <li>{@code partitionFilter}: pushed-down filters on the partition keys (null = every partition).</li>
  * </ul>
  */
 public final class ReadSpec implements Serializable {
@@ -40,15 +46,79 @@ public final class ReadSpec implements Serializable {
     public final boolean snapshotFirst;
     public final boolean changelog;
     public final int[] outputProjection;
+    public final LakeMode lake;
+    public final boolean mergeLake;
+    public final int[] keyIndexes;
+    public final long limit;
+    public final PartitionFilter partitionFilter;
+
+    /** How a source uses the lake of a lake-enabled table. */
+    public enum LakeMode { NONE, UNION, LAKE_ONLY }
 
     public ReadSpec(RowType tableType, int[] projection, boolean primaryKey, boolean snapshotFirst, boolean changelog,
                     int[] outputProjection) {
+        this(tableType, projection, primaryKey, snapshotFirst, changelog, outputProjection, LakeMode.NONE, false,
+                new int[0], 0L, null);
+    }
+
+    private ReadSpec(RowType tableType, int[] projection, boolean primaryKey, boolean snapshotFirst,
+                     boolean changelog, int[] outputProjection, LakeMode lake, boolean mergeLake, int[] keyIndexes,
+                     long limit, PartitionFilter partitionFilter) {
         this.tableType = tableType;
         this.projection = projection;
         this.primaryKey = primaryKey;
         this.snapshotFirst = snapshotFirst;
         this.changelog = changelog;
         this.outputProjection = outputProjection;
+        this.lake = lake;
+        this.mergeLake = mergeLake;
+        this.keyIndexes = keyIndexes;
+        this.limit = limit;
+        this.partitionFilter = partitionFilter;
+    }
+
+    /** This spec reading the lake too ({@code mergeLake}: merge the log tail into the lake rows by these keys). */
+    public ReadSpec withLake(LakeMode mode, boolean merge, int[] primaryKeyIndexes) {
+        return new ReadSpec(tableType, projection, primaryKey, snapshotFirst, changelog, outputProjection, mode,
+                merge, primaryKeyIndexes.clone(), limit, partitionFilter);
+    }
+
+    /** This spec with a pushed-down LIMIT ({@code 0} = none). */
+    public ReadSpec withLimit(long rows) {
+        return new ReadSpec(tableType, projection, primaryKey, snapshotFirst, changelog, outputProjection, lake,
+                mergeLake, keyIndexes, rows, partitionFilter);
+    }
+
+    /** This spec reading only the partitions accepted by {@code filter} (null = all). */
+    public ReadSpec withPartitionFilter(PartitionFilter filter) {
+        return new ReadSpec(tableType, projection, primaryKey, snapshotFirst, changelog, outputProjection, lake,
+                mergeLake, keyIndexes, limit, filter);
+    }
+
+    /** The columns FetchLog asks for: all of them when log rows are merged by key, else {@link #projection}. */
+    public int[] fetchProjection() {
+        return mergeLake ? null : projection;
+    }
+
+    /** The type of the rows FetchLog returns. */
+    public RowType fetchType() {
+        return project(tableType, fetchProjection());
+    }
+
+    /** The primary key of a full table row as a value with equals/hashCode (merging lake and log rows). */
+    public List<Object> key(RowData fullRow) {
+        GenericRowData row = (GenericRowData) fullRow;
+        List<Object> key = new ArrayList<>(keyIndexes.length);
+        for (int k : keyIndexes) {
+            Object v = row.getField(k);
+            if (v instanceof StringData) {
+                v = v.toString();
+            } else if (v instanceof byte[]) {
+                v = java.nio.ByteBuffer.wrap((byte[]) v);
+            }
+            key.add(v);
+        }
+        return key;
     }
 
     /** The rows as read from the server (after the pushed-down projection). */

@@ -63,10 +63,17 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
         return id.getObjectName().endsWith(FlinkConversions.CHANGELOG_SUFFIX);
     }
 
+    /** Whether a table is the {@code t$lake} virtual table of {@code t} (its lake snapshot alone). */
+    private static boolean isLake(ObjectIdentifier id) {
+        return id.getObjectName().endsWith(FlinkConversions.LAKE_SUFFIX);
+    }
+
     private static TablePath tablePath(ReadableConfig options, ObjectIdentifier id) {
         String name = id.getObjectName();
         if (isChangelog(id)) {
             name = name.substring(0, name.length() - FlinkConversions.CHANGELOG_SUFFIX.length());
+        } else if (isLake(id)) {
+            name = name.substring(0, name.length() - FlinkConversions.LAKE_SUFFIX.length());
         }
         return new TablePath(options.getOptional(FlussOptions.DATABASE_NAME).orElse(id.getDatabaseName()),
                 options.getOptional(FlussOptions.TABLE_NAME).orElse(name));
@@ -120,7 +127,7 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
         FlussTableSource.LookupSettings lookup = new FlussTableSource.LookupSettings(
                 options.get(FlussOptions.LOOKUP_ASYNC), options.get(LookupOptions.MAX_RETRIES), cache);
         return new FlussTableSource(bootstrap(options, id), tablePath(options, id), rowType,
-                context.getCatalogTable().getPartitionKeys(), primaryKey, changelog, startup, streaming,
+                context.getCatalogTable().getPartitionKeys(), primaryKey, changelog, isLake(id), startup, streaming,
                 options.get(FlussOptions.SCAN_PARTITION_DISCOVERY_INTERVAL).toMillis(),
                 options.get(FlussOptions.CLIENT_SCANNER_FETCH_MAX_BYTES),
                 options.get(FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MS), lookup, null);
@@ -131,7 +138,7 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
         FactoryUtil.TableFactoryHelper helper = FactoryUtil.createTableFactoryHelper(this, context);
         ReadableConfig options = helper.getOptions();
         ObjectIdentifier id = context.getObjectIdentifier();
-        if (isChangelog(id)) {
+        if (isChangelog(id) || isLake(id)) {
             throw new ValidationException("Table " + id.asSummaryString() + " is a read-only virtual table");
         }
         RowType rowType = physicalRowType(context.getCatalogTable());

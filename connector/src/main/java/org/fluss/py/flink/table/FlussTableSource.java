@@ -6,10 +6,13 @@ import org.apache.flink.table.connector.source.LookupTableSource;
 import org.apache.flink.table.connector.source.ScanTableSource;
 import org.apache.flink.table.connector.source.SourceProvider;
 import org.apache.flink.table.connector.source.InputFormatProvider;
+import org.apache.flink.table.connector.source.abilities.SupportsAggregatePushDown;
 import org.apache.flink.table.connector.source.abilities.SupportsFilterPushDown;
+import org.apache.flink.table.connector.source.abilities.SupportsLimitPushDown;
 import org.apache.flink.table.connector.source.abilities.SupportsProjectionPushDown;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.expressions.AggregateExpression;
 import org.apache.flink.table.expressions.CallExpression;
 import org.apache.flink.table.expressions.FieldReferenceExpression;
 import org.apache.flink.table.expressions.ResolvedExpression;
@@ -29,14 +32,17 @@ import org.fluss.py.flink.lookup.FlussAsyncLookupFunction;
 import org.fluss.py.flink.lookup.FlussLookupFunction;
 import org.fluss.py.flink.lookup.Lookuper;
 import org.fluss.py.flink.source.FlussSource;
+import org.fluss.py.flink.source.PartitionFilter;
 import org.fluss.py.flink.source.ReadSpec;
+import org.fluss.py.flink.source.RowCountInputFormat;
 import org.fluss.py.flink.source.StartupMode;
 
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Scan and lookup of a Fluss table, with top-level projection pushed to the tablet servers.
@@ -45,12 +51,18 @@ import java.util.List;
  *   <li>A primary-key table in streaming mode is a changelog (+I/-U/+U/-D); {@code full} mode reads the KV
  *       snapshot first. In batch mode it is its current rows (ScanKv).</li>
  *   <li>{@code t$changelog} ({@code changelog}) is insert-only with the change metadata columns first.</li>
+ *   <li>A lake-enabled table in {@code full} mode is a Union Read (lake snapshot + log after it; primary-key
+ *       tables in batch mode merged per key, the log winning); {@code t$lake} ({@code lakeOnly}) is the lake
+ *       snapshot alone, bounded and insert-only.</li>
  *   <li>Lookup joins on the primary key or on the bucket key (prefix lookup), sync or async, optionally
  *       through Flink's partial lookup cache.</li>
+ *   <li>Pushdowns: projection (to the tablet servers and Paimon), filters on partition keys (partition pruning,
+ *       also of partitions discovered later), a batch point query on the whole primary key, LIMIT (batch) and
+ *       {@code COUNT(*)} of a log table in batch mode (answered from offsets and lake metadata).</li>
  * </ul>
  */
 public class FlussTableSource implements ScanTableSource, LookupTableSource, SupportsProjectionPushDown,
-        SupportsFilterPushDown {
+        SupportsFilterPushDown, SupportsLimitPushDown, SupportsAggregatePushDown {
     /** Lookup settings: {@code lookup.async}, {@code lookup.max-retries} and the cache (null = none). */
     static final class LookupSettings implements Serializable {
         private static final long serialVersionUID = 1L;
@@ -71,6 +83,7 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
     private final List<String> partitionKeys;
     private final int[] primaryKey;
     private final boolean changelog;
+    private final boolean lakeOnly;
     private final StartupMode startup;
     private final boolean streaming;
     private final long discoveryIntervalMs;
@@ -79,26 +92,21 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
     private final LookupSettings lookup;
     private int[] projection; // over the produced columns (for $changelog: metadata columns first)
     private Object[] pointKey; // batch point query: the primary-key values (Java objects) in primary-key order
+    private PartitionFilter partitionFilter; // pushed-down filters on partition keys (null = all partitions)
+    private long limit; // pushed-down LIMIT (batch; 0 = none)
+    private boolean countOnly; // pushed-down COUNT(*) (batch, log tables)
 
     FlussTableSource(String bootstrapServers, TablePath path, RowType rowType, List<String> partitionKeys,
-                     int[] primaryKey, boolean changelog, StartupMode startup, boolean streaming,
+                     int[] primaryKey, boolean changelog, boolean lakeOnly, StartupMode startup, boolean streaming,
                      long discoveryIntervalMs, int fetchMaxBytes, int fetchWaitMs, LookupSettings lookup,
                      int[] projection) {
-        this(bootstrapServers, path, rowType, partitionKeys, primaryKey, changelog, startup, streaming,
-                discoveryIntervalMs, fetchMaxBytes, fetchWaitMs, lookup, projection, null);
-    }
-
-    private FlussTableSource(String bootstrapServers, TablePath path, RowType rowType, List<String> partitionKeys,
-                             int[] primaryKey, boolean changelog, StartupMode startup, boolean streaming,
-                             long discoveryIntervalMs, int fetchMaxBytes, int fetchWaitMs, LookupSettings lookup,
-                             int[] projection, Object[] pointKey) {
-        this.pointKey = pointKey;
         this.bootstrapServers = bootstrapServers;
         this.path = path;
         this.rowType = rowType;
         this.partitionKeys = partitionKeys;
         this.primaryKey = primaryKey;
         this.changelog = changelog;
+        this.lakeOnly = lakeOnly;
         this.startup = startup;
         this.streaming = streaming;
         this.discoveryIntervalMs = discoveryIntervalMs;
@@ -114,33 +122,59 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
 
     @Override
     public ChangelogMode getChangelogMode() {
-        if (hasPrimaryKey() && streaming && !changelog) {
+        if (hasPrimaryKey() && streaming && !changelog && !lakeOnly) {
             return ChangelogMode.all();
         }
         return ChangelogMode.insertOnly();
     }
 
     private ReadSpec readSpec() {
-        boolean snapshotFirst = hasPrimaryKey() && !changelog
-                && (!streaming || startup.kind == StartupMode.Kind.FULL);
         if (changelog) { // read every column, project after the metadata columns are added
             return new ReadSpec(rowType, null, hasPrimaryKey(), false, true, projection);
         }
-        return new ReadSpec(rowType, projection, hasPrimaryKey() && streaming, snapshotFirst, false, null);
+        if (lakeOnly) {
+            return new ReadSpec(rowType, projection, false, false, false, null)
+                    .withLake(ReadSpec.LakeMode.LAKE_ONLY, false, primaryKey);
+        }
+        boolean snapshotFirst = hasPrimaryKey() && (!streaming || startup.kind == StartupMode.Kind.FULL);
+        ReadSpec spec = new ReadSpec(rowType, projection, hasPrimaryKey() && streaming, snapshotFirst, false, null);
+        if (startup.kind == StartupMode.Kind.FULL) { // Union Read when the table turns out to be lake-enabled
+            spec = spec.withLake(ReadSpec.LakeMode.UNION, hasPrimaryKey() && !streaming, primaryKey);
+        }
+        return spec;
     }
 
     /**
-     * In batch mode, {@code pk1 = literal AND pk2 = literal ...} over every primary-key column turns the scan of
-     * a primary-key table into one Lookup. Every filter stays with the planner too (they are only a hint here).
+     * Filters on partition keys only become a {@link PartitionFilter} that the enumerator applies to every
+     * partition (so partitions created later are pruned too); it evaluates them exactly, so the planner drops
+     * them. In batch mode, {@code pk1 = literal AND ...} over every primary-key column turns the scan of a
+     * primary-key table into one Lookup; those filters stay with the planner too.
      */
     @Override
     public Result applyFilters(List<ResolvedExpression> filters) {
-        if (streaming || changelog || !hasPrimaryKey()) {
-            return Result.of(Collections.emptyList(), filters);
+        List<ResolvedExpression> accepted = new ArrayList<>();
+        List<ResolvedExpression> remaining = new ArrayList<>(filters);
+        if (!partitionKeys.isEmpty()) {
+            Map<String, LogicalType> keyTypes = new HashMap<>();
+            for (String k : partitionKeys) {
+                keyTypes.put(k, rowType.getTypeAt(rowType.getFieldIndex(k)));
+            }
+            List<PartitionFilter> parts = new ArrayList<>();
+            for (ResolvedExpression f : filters) {
+                PartitionFilter p = PartitionFilter.of(f, keyTypes);
+                if (p != null) {
+                    parts.add(p);
+                    accepted.add(f);
+                    remaining.remove(f);
+                }
+            }
+            partitionFilter = PartitionFilter.and(parts);
+        }
+        if (streaming || changelog || lakeOnly || !hasPrimaryKey()) {
+            return Result.of(accepted, remaining);
         }
         List<String> names = rowType.getFieldNames();
         Object[] values = new Object[primaryKey.length];
-        List<ResolvedExpression> accepted = new ArrayList<>();
         for (ResolvedExpression f : filters) {
             if (!(f instanceof CallExpression)
                     || ((CallExpression) f).getFunctionDefinition() != BuiltInFunctionDefinitions.EQUALS) {
@@ -164,7 +198,9 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
                     Object v = internalValue(literal, rowType.getTypeAt(primaryKey[k]));
                     if (v != null) {
                         values[k] = v;
-                        accepted.add(f);
+                        if (!accepted.contains(f)) {
+                            accepted.add(f);
+                        }
                     }
                 }
             }
@@ -172,7 +208,7 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
         if (Arrays.stream(values).allMatch(v -> v != null)) {
             pointKey = values;
         }
-        return Result.of(accepted, filters);
+        return Result.of(accepted, remaining);
     }
 
     /** A literal as Flink's internal value of the column's type (null: a type this does not convert). */
@@ -203,9 +239,47 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
                     lookup.maxRetries);
             return InputFormatProvider.of(new PointQueryInputFormat(lookuper, pointKey));
         }
+        if (countOnly) {
+            return InputFormatProvider.of(new RowCountInputFormat(bootstrapServers, path, partitionFilter,
+                    startup.kind == StartupMode.Kind.FULL));
+        }
         StartupMode mode = changelog && startup.kind == StartupMode.Kind.FULL ? StartupMode.earliest() : startup;
-        return SourceProvider.of(FlussSource.ofRowData(bootstrapServers, path, readSpec(), mode, !streaming,
+        ReadSpec spec = readSpec().withLimit(limit).withPartitionFilter(partitionFilter);
+        return SourceProvider.of(FlussSource.ofRowData(bootstrapServers, path, spec, mode, !streaming || lakeOnly,
                 partitionKeys.isEmpty() ? 0 : discoveryIntervalMs, fetchMaxBytes, fetchWaitMs));
+    }
+
+    /** Batch only: each reader stops after {@code limit} rows (the planner keeps its LIMIT on top). */
+    @Override
+    public void applyLimit(long limit) {
+        if (!streaming) {
+            this.limit = limit;
+        }
+    }
+
+    /**
+     * {@code SELECT COUNT(*) FROM t} of a log table in batch mode ({@code full}/{@code earliest} mode, no filter,
+     * no point query): answered without reading rows, by {@link RowCountInputFormat}. Primary-key tables (whose
+     * row count is not in any metadata), {@code $changelog}, {@code $lake} and other aggregates are left to Flink.
+     */
+    @Override
+    public boolean applyAggregates(List<int[]> groupingSets, List<AggregateExpression> aggregates,
+                                   DataType producedDataType) {
+        if (streaming || changelog || lakeOnly || hasPrimaryKey() || pointKey != null || limit > 0
+                || (startup.kind != StartupMode.Kind.FULL && startup.kind != StartupMode.Kind.EARLIEST)
+                || groupingSets.size() != 1 || groupingSets.get(0).length != 0 || aggregates.size() != 1) {
+            return false;
+        }
+        AggregateExpression count = aggregates.get(0);
+        String function = count.getFunctionDefinition().getClass().getSimpleName();
+        boolean countStar = function.equals("Count1AggFunction")
+                || (function.equals("CountAggFunction") && count.getArgs().stream()
+                        .noneMatch(a -> a.getOutputDataType().getLogicalType().isNullable()));
+        if (!countStar || count.isDistinct() || count.getFilterExpression().isPresent()) {
+            return false;
+        }
+        countOnly = true;
+        return true;
     }
 
     @Override
@@ -251,13 +325,19 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
 
     @Override
     public DynamicTableSource copy() {
-        return new FlussTableSource(bootstrapServers, path, rowType, partitionKeys, primaryKey, changelog, startup,
-                streaming, discoveryIntervalMs, fetchMaxBytes, fetchWaitMs, lookup,
-                projection == null ? null : projection.clone(), pointKey == null ? null : pointKey.clone());
+        FlussTableSource copy = new FlussTableSource(bootstrapServers, path, rowType, partitionKeys, primaryKey,
+                changelog, lakeOnly, startup, streaming, discoveryIntervalMs, fetchMaxBytes, fetchWaitMs, lookup,
+                projection == null ? null : projection.clone());
+        copy.pointKey = pointKey == null ? null : pointKey.clone();
+        copy.partitionFilter = partitionFilter;
+        copy.limit = limit;
+        copy.countOnly = countOnly;
+        return copy;
     }
 
     @Override
     public String asSummaryString() {
-        return "Fluss[" + path + (changelog ? "$changelog" : "") + (pointKey != null ? ", point lookup" : "") + "]";
+        return "Fluss[" + path + (changelog ? "$changelog" : "") + (lakeOnly ? "$lake" : "")
+                + (pointKey != null ? ", point lookup" : "") + (countOnly ? ", row count from offsets" : "") + "]";
     }
 }

@@ -39,4 +39,20 @@ class ReadSpecTest {
         assertEquals("-U", out.getString(1).toString());
         assertEquals(12L, out.getLong(2));
     }
+
+    @Test
+    void mergingLakeAndLogReadsWholeRowsAndKeysThemByValue() {
+        ReadSpec spec = new ReadSpec(TWO, new int[] {1}, false, true, false, null)
+                .withLake(ReadSpec.LakeMode.UNION, true, new int[] {1, 0});
+        assertEquals(null, spec.fetchProjection()); // the log tail is merged by key: every column
+        assertEquals(List.of("id", "v"), spec.fetchType().getFieldNames());
+        assertEquals(List.of("v"), spec.producedType().getFieldNames());
+        // keys compare by value, whatever StringData implementation holds the string
+        assertEquals(spec.key(GenericRowData.of(7, StringData.fromString("x"))),
+                spec.key(GenericRowData.of(7, StringData.fromBytes("x".getBytes(java.nio.charset.StandardCharsets.UTF_8)))));
+        assertEquals(List.of("x", 7), spec.key(GenericRowData.of(7, StringData.fromString("x"))));
+        ReadSpec plain = new ReadSpec(TWO, new int[] {1}, false, false, false, null).withLimit(5);
+        assertEquals(5L, plain.limit);
+        assertEquals(1, plain.fetchProjection().length);
+    }
 }

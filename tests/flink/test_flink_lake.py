@@ -1,0 +1,276 @@
+"""Union Read in Flink: lake-enabled tables read by Flink SQL as their lake snapshot (Paimon, read with Paimon's
+Java reader) plus the Fluss log after it, and ``t$lake``.
+
+A cluster with a Paimon warehouse of its own (``flink_lake_cluster`` in conftest.py); rows are written with the
+Python client and tiered with the tiering core (``fluss.lake.tiering.tier_table``, what the PyFlink tiering job
+runs), then read by the session's PyFlink environments through the catalog ``fluss_lake``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import decimal
+import threading
+import time
+
+import pyarrow as pa
+import pytest
+
+from fluss import FlussError, OffsetSpec, Schema, TableDescriptor, TablePath
+from fluss.lake.paimon import lake_of_table
+from fluss.lake.snapshot import get_latest_lake_snapshot
+from fluss.lake.tiering import tier_table
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+LAKE = {"table.datalake.enabled": "true"}
+EVENTS = pa.schema([
+    pa.field("id", pa.int64(), nullable=False), ("name", pa.string()), ("price", pa.decimal128(10, 2)),
+    ("day", pa.date32()), ("at", pa.timestamp("us")), ("tag", pa.binary()),
+])
+ACCOUNTS = pa.schema([pa.field("id", pa.int64(), nullable=False), ("owner", pa.string()), ("balance", pa.int64())])
+VIEWS = pa.schema([pa.field("id", pa.int64(), nullable=False), ("url", pa.string()), ("day", pa.string())])
+STREAM_TIMEOUT_S = 120
+
+
+def events(start: int, n: int) -> pa.RecordBatch:
+    ids = list(range(start, start + n))
+    return pa.RecordBatch.from_pydict({
+        "id": ids, "name": [f"e{i}" for i in ids], "price": [decimal.Decimal(i) / 100 for i in ids],
+        "day": [dt.date(2026, 1, 1 + i % 28) for i in ids],
+        "at": [dt.datetime(2026, 1, 1, 0, 0, 0, 7) + dt.timedelta(seconds=i) for i in ids],
+        "tag": [b"t%d" % i for i in ids],
+    }, schema=EVENTS)
+
+
+def event_tuple(i: int) -> tuple:
+    """A row of :func:`events` as PyFlink's ``collect()`` returns it (timestamps without microseconds)."""
+    return (i, f"e{i}", decimal.Decimal(i) / 100, dt.date(2026, 1, 1 + i % 28),
+            dt.datetime(2026, 1, 1) + dt.timedelta(seconds=i), b"t%d" % i)
+
+
+async def create(conn, path: TablePath, schema: pa.Schema, pk: list[str] | None = None, buckets: int = 3,
+                 partition_keys: list[str] | None = None, **props: str):
+    await conn.get_admin().create_table(path, TableDescriptor(
+        Schema(schema, primary_keys=pk), partition_keys=partition_keys, bucket_count=buckets,
+        properties={**LAKE, **props}))
+    return await conn.get_admin().get_table_info(path)
+
+
+async def append(conn, path: TablePath, *batches: pa.RecordBatch) -> None:
+    writer = (await conn.get_table(path)).new_append().create_writer()
+    for b in batches:
+        writer.write_arrow_batch(b)
+    await writer.flush()
+
+
+async def apply_ops(conn, path: TablePath, ops: list[tuple], state: dict[int, tuple]) -> None:
+    """Upserts (``("u", id, owner, balance)``) and deletes (``("d", id)``), mirrored into ``state``."""
+    writer = (await conn.get_table(path)).new_upsert().create_writer()
+    for op in ops:
+        if op[0] == "u":
+            writer.upsert({"id": op[1], "owner": op[2], "balance": op[3]})
+            state[op[1]] = (op[1], op[2], op[3])
+        else:
+            writer.delete({"id": op[1]})
+            state.pop(op[1], None)
+    await writer.flush()
+
+
+async def tier(conn, info):
+    """One tiering round of the table, reported to the coordinator."""
+    try:
+        coordinator = await get_latest_lake_snapshot(conn, info.table_path)
+    except FlussError:
+        coordinator = None
+    result = await tier_table(conn, lake_of_table(info), info, coordinator)
+    assert result.snapshot_id is not None, result
+    return result
+
+
+def rows(t_env, sql: str) -> list[tuple]:
+    with t_env.execute_sql(sql).collect() as results:
+        return [tuple(bytes(v) if isinstance(v, bytearray) else v for v in r) for r in results]
+
+
+def stream_rows(t_env, sql: str):
+    """A streaming query's iterator of Rows, with a watchdog that cancels the job (ending the iterator)."""
+    result = t_env.execute_sql(sql)
+    job = result.get_job_client()
+    watchdog = threading.Timer(STREAM_TIMEOUT_S, job.cancel)
+    watchdog.start()
+    return result, job, watchdog
+
+
+async def wait_until_log_starts_after(conn, path: TablePath, bucket: int, timeout_s: float = 30) -> int:
+    admin = conn.get_admin()
+    deadline = time.monotonic() + timeout_s
+    while (start := (await admin.list_offsets(path, [bucket], OffsetSpec.earliest()))[bucket]) == 0:
+        assert time.monotonic() < deadline, "retention never deleted the expired segments"
+        await asyncio.sleep(0.3)
+    return start
+
+
+# ---------------------------------------------------------------- log tables
+
+
+async def test_batch_read_of_a_log_table_is_the_lake_snapshot_plus_the_log_after_it(
+        batch_env, lake_catalog, flink_lake_conn, flink_lake_db):
+    path = TablePath(flink_lake_db, "events")
+    info = await create(flink_lake_conn, path, EVENTS, **{"bucket.key": "id"})  # rows in every bucket
+    t = f"{lake_catalog}.{flink_lake_db}.events"
+    assert sorted(rows(batch_env, f"SELECT * FROM {t}")) == []  # nothing written, nothing tiered
+    await append(flink_lake_conn, path, events(0, 60), events(60, 40))
+    assert sorted(rows(batch_env, f"SELECT id FROM {t}")) == [(i,) for i in range(100)]  # no lake snapshot yet
+
+    await tier(flink_lake_conn, info)
+    await append(flink_lake_conn, path, events(100, 50))
+
+    assert sorted(rows(batch_env, f"SELECT * FROM {t}")) == [event_tuple(i) for i in range(150)]
+    # microseconds survive the lake (PyFlink's collect() drops them, a string does not)
+    assert sorted(rows(batch_env, f"SELECT id, CAST(`at` AS STRING) FROM {t} WHERE id IN (1, 120)")) == \
+        [(1, "2026-01-01 00:00:01.000007"), (120, "2026-01-01 00:02:00.000007")]
+    assert sorted(rows(batch_env, f"SELECT name, id FROM {t} WHERE id % 10 = 3")) == \
+        sorted((f"e{i}", i) for i in range(3, 150, 10))
+    assert rows(batch_env, f"SELECT COUNT(*) FROM {t}") == [(150,)]
+    assert sorted(rows(batch_env, f"SELECT * FROM `{lake_catalog}`.`{flink_lake_db}`.`events$lake`")) == \
+        [event_tuple(i) for i in range(100)]
+    assert rows(batch_env, f"SELECT COUNT(*) FROM `{lake_catalog}`.`{flink_lake_db}`.`events$lake`") == [(100,)]
+    # other startup modes are plain log reads
+    latest = rows(batch_env, f"SELECT COUNT(*) FROM {t} /*+ OPTIONS('scan.startup.mode'='latest') */")
+    assert latest == [(0,)]
+
+
+async def test_rows_expired_from_the_log_after_tiering_are_read_from_the_lake(
+        batch_env, lake_catalog, flink_lake_conn, flink_lake_db):
+    path = TablePath(flink_lake_db, "expiring")
+    info = await create(flink_lake_conn, path, EVENTS, buckets=1, **{"table.log.ttl": "1s"})
+    for start in range(0, 600, 60):
+        await append(flink_lake_conn, path, events(start, 60))
+    await tier(flink_lake_conn, info)
+    await asyncio.sleep(1.2)
+    await append(flink_lake_conn, path, events(600, 60))  # rolls a new segment so the old ones can expire
+    log_start = await wait_until_log_starts_after(flink_lake_conn, path, 0)
+    assert 0 < log_start <= 600
+
+    t = f"{lake_catalog}.{flink_lake_db}.expiring"
+    assert sorted(rows(batch_env, f"SELECT id FROM {t}")) == [(i,) for i in range(660)]
+    assert rows(batch_env, f"SELECT COUNT(*) FROM {t}") == [(660,)]
+    # without the lake only what is left in the log
+    earliest = rows(batch_env, f"SELECT COUNT(*) FROM {t} /*+ OPTIONS('scan.startup.mode'='earliest') */")
+    assert earliest == [(660 - log_start,)]
+
+
+async def test_streaming_read_switches_from_the_lake_to_the_log_exactly_once(
+        stream_env, lake_catalog, flink_lake_conn, flink_lake_db):
+    path = TablePath(flink_lake_db, "clicks")
+    info = await create(flink_lake_conn, path, EVENTS, buckets=2, **{"bucket.key": "id"})
+    await append(flink_lake_conn, path, events(0, 50))
+    await tier(flink_lake_conn, info)
+    await append(flink_lake_conn, path, events(50, 30))
+
+    result, job, watchdog = stream_rows(stream_env, f"SELECT id, name FROM {lake_catalog}.{flink_lake_db}.clicks")
+    try:
+        with result.collect() as it:
+            first = [tuple(next(it)) for _ in range(80)]
+            await append(flink_lake_conn, path, events(80, 20))  # written while the job runs
+            later = []
+            while len({i for i, _ in later}) < 20:  # two buckets, read independently: wait for every id
+                later.append(tuple(next(it)))
+    finally:
+        watchdog.cancel()
+        job.cancel()
+    assert sorted(first) == [(i, f"e{i}") for i in range(80)]
+    assert sorted(later) == [(i, f"e{i}") for i in range(80, 100)]  # each once
+
+
+async def test_partitioned_log_table_is_read_per_partition_from_the_lake_and_the_log(
+        batch_env, lake_catalog, flink_lake_conn, flink_lake_db):
+    path = TablePath(flink_lake_db, "visits")
+    info = await create(flink_lake_conn, path, VIEWS, buckets=2, partition_keys=["day"], **{"bucket.key": "id"})
+
+    def visits(ids: range, day: str) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pydict({"id": list(ids), "url": [f"/u/{i}" for i in ids], "day": [day] * len(ids)},
+                                          schema=VIEWS)
+
+    await append(flink_lake_conn, path, visits(range(0, 40), "2026-01-01"), visits(range(40, 70), "2026-01-02"))
+    await tier(flink_lake_conn, info)
+    await append(flink_lake_conn, path, visits(range(70, 80), "2026-01-02"), visits(range(80, 95), "2026-01-03"))
+    expected = [(i, "2026-01-01" if i < 40 else "2026-01-02" if i < 80 else "2026-01-03") for i in range(95)]
+
+    t = f"{lake_catalog}.{flink_lake_db}.visits"
+    assert sorted(rows(batch_env, f"SELECT id, `day` FROM {t}")) == expected
+    assert sorted(rows(batch_env, f"SELECT id FROM {t} WHERE `day` = '2026-01-02'")) == [(i,) for i in range(40, 80)]
+    assert rows(batch_env, f"SELECT COUNT(*) FROM {t}") == [(95,)]
+    assert rows(batch_env, f"SELECT COUNT(*) FROM {t} WHERE `day` >= '2026-01-02'") == [(55,)]
+    lake = f"`{lake_catalog}`.`{flink_lake_db}`.`visits$lake`"
+    assert sorted(rows(batch_env, f"SELECT id, `day` FROM {lake}")) == expected[:70]
+
+
+# ---------------------------------------------------------------- primary-key tables
+
+
+async def test_batch_read_of_a_primary_key_table_merges_the_log_into_the_lake_and_fluss_wins(
+        batch_env, lake_catalog, flink_lake_conn, flink_lake_db):
+    path = TablePath(flink_lake_db, "accounts")
+    info = await create(flink_lake_conn, path, ACCOUNTS, pk=["id"], buckets=3)
+    state: dict[int, tuple] = {}
+    await apply_ops(flink_lake_conn, path, [("u", i, f"o{i}", i * 10) for i in range(30)], state)
+    await apply_ops(flink_lake_conn, path, [("u", 3, "o3", 333), ("d", 4), ("d", 5)], state)
+    await tier(flink_lake_conn, info)
+    tiered = dict(state)
+
+    # after tiering: updates and deletes of tiered keys, new keys, a key deleted and written again
+    await apply_ops(flink_lake_conn, path, [("u", 1, "changed", -1), ("d", 2), ("u", 100, "fresh", 7), ("d", 6),
+                                            ("u", 6, "back", 6), ("u", 101, "gone", 0), ("d", 101),
+                                            ("u", 7, "twice", 1), ("u", 7, "twice", 2)], state)
+    t = f"{lake_catalog}.{flink_lake_db}.accounts"
+    assert sorted(rows(batch_env, f"SELECT * FROM {t}")) == sorted(state.values())
+    assert sorted(rows(batch_env, f"SELECT balance, id FROM {t} WHERE id < 10")) == \
+        sorted((b, i) for i, _, b in state.values() if i < 10)
+    assert rows(batch_env, f"SELECT COUNT(*) FROM {t}") == [(len(state),)]
+    lake = f"`{lake_catalog}`.`{flink_lake_db}`.`accounts$lake`"
+    assert sorted(rows(batch_env, f"SELECT * FROM {lake}")) == sorted(tiered.values())
+
+    await tier(flink_lake_conn, info)  # everything in the lake: the log tail is empty
+    assert sorted(rows(batch_env, f"SELECT * FROM {lake}")) == sorted(state.values())
+    assert sorted(rows(batch_env, f"SELECT * FROM {t}")) == sorted(state.values())
+
+
+async def test_streaming_read_of_a_primary_key_table_starts_with_the_lake_then_follows_the_changelog(
+        stream_env, lake_catalog, flink_lake_conn, flink_lake_db):
+    path = TablePath(flink_lake_db, "balances")
+    info = await create(flink_lake_conn, path, ACCOUNTS, pk=["id"], buckets=2)
+    state: dict[int, tuple] = {}
+    await apply_ops(flink_lake_conn, path, [("u", i, f"o{i}", i) for i in range(20)], state)
+    await tier(flink_lake_conn, info)
+    await apply_ops(flink_lake_conn, path, [("u", 1, "after-tiering", 1), ("d", 2)], state)
+
+    result, job, watchdog = stream_rows(stream_env, f"SELECT * FROM {lake_catalog}.{flink_lake_db}.balances")
+    view: dict[int, tuple] = {}
+    kinds = []
+
+    def apply(row) -> None:
+        kind = row.get_row_kind().name
+        kinds.append(kind)
+        key = row[0]
+        if kind in ("INSERT", "UPDATE_AFTER"):
+            view[key] = tuple(row)
+        else:
+            view.pop(key, None)
+
+    try:
+        with result.collect() as it:
+            while len(kinds) < 20 + 3:  # 20 lake rows (+I), then -U/+U of key 1 and -D of key 2
+                apply(next(it))
+            assert view == state
+            assert sorted(kinds) == sorted(["INSERT"] * 20 + ["UPDATE_BEFORE", "UPDATE_AFTER", "DELETE"])
+            await apply_ops(flink_lake_conn, path, [("u", 3, "live", 3), ("d", 4), ("u", 500, "new", 0)], state)
+            while view != state:  # buckets are read independently: no single sentinel marks the end
+                apply(next(it))
+    finally:
+        watchdog.cancel()
+        job.cancel()
+    assert view == state
+    assert kinds.count("INSERT") == 20 + 1  # the lake rows once, then the new key 500
