@@ -32,12 +32,19 @@ DATABASE = "streamhouse"
 ORDERS_FIRST, ORDERS_MORE = 20_000, 5_000
 
 
+def batch_session(bootstrap: str):
+    """A batch-mode PyFlink session with the Fluss connector and catalog (``fluss.flink.sql.SqlSession``)."""
+    from fluss.flink.sql import SqlSession
+
+    return SqlSession(bootstrap, mode="batch", config={"parallelism.default": "2", "rest.bind-port": "0"},
+                      out=io.StringIO())
+
+
 def run_sql(bootstrap: str, *files: str) -> None:
     """Runs the streamhouse SQL scripts in one PyFlink session; prints each job as it finishes."""
-    from fluss.flink.sql import SqlSession, split_statements
+    from fluss.flink.sql import split_statements
 
-    session = SqlSession(bootstrap, mode="batch", config={"parallelism.default": "2", "rest.bind-port": "0"},
-                         out=io.StringIO())
+    session = batch_session(bootstrap)
     for name in files:
         for statement in split_statements((SQL / name).read_text()):
             t0 = time.perf_counter()
@@ -54,10 +61,7 @@ def run_sql(bootstrap: str, *files: str) -> None:
 
 def flink_counts(bootstrap: str) -> None:
     """The same tables through Flink SQL: a batch read is a union read; ``t$lake`` is the lake alone."""
-    from fluss.flink.sql import SqlSession
-
-    session = SqlSession(bootstrap, mode="batch", config={"parallelism.default": "2", "rest.bind-port": "0"},
-                         out=io.StringIO())
+    session = batch_session(bootstrap)
     for name in ("orders", "enriched_orders"):
         counts = []
         for table in (f"`{name}$lake`", name):
