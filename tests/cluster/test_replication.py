@@ -116,8 +116,9 @@ async def test_acked_writes_survive_repeated_leader_kills(ha_cluster, hconn):
         await asyncio.sleep(1.0)
     finally:
         stop.set()
-        await asyncio.gather(*loops)
-    await writer.flush()
+        # bounded: a bucket whose ISR never heals makes acks=all writes retry for ever
+        await asyncio.wait_for(asyncio.gather(*loops), 120)
+    await asyncio.wait_for(writer.flush(), 120)
     await _wait_until(lambda: _full_isr(hconn, path), 30, "the ISR to heal")
     data = await _read_all(table, [0, 1, 2])
     for w in range(3):
@@ -129,6 +130,34 @@ async def test_acked_writes_survive_repeated_leader_kills(ha_cluster, hconn):
         acked_order = [s for s in seqs if s in set(acked[w])]
         assert acked_order == sorted(acked_order), f"writer {w}: acknowledged records out of order"
     assert sum(len(v) for v in acked.values()) > 1000
+
+
+async def test_followers_rejoin_a_bucket_whose_last_leader_comes_back(ha_cluster, hconn):
+    """ISR shrunk to the leader, the leader dies (the bucket is offline), the followers come back first: when the
+    leader returns and is elected again, the followers must be told whom to follow and rejoin its ISR."""
+    path, table = await _create(hconn, "offline", buckets=1)
+    writer = table.new_append().create_writer()
+    writer.write_arrow(pa.table({"writer": pa.array([1] * 10, pa.int32()), "seq": pa.array(range(10), pa.int64())}))
+    await writer.flush()
+    leader = (await _buckets(hconn, path))[0].leader_id
+    followers = [s for s in (0, 1, 2) if s != leader]
+    for s in followers:
+        await asyncio.to_thread(ha_cluster.kill_tablet_server, s)
+    await _wait_until(lambda: _isr_is(hconn, path, [leader]), 20, "the ISR to shrink to the leader")
+    await asyncio.to_thread(ha_cluster.kill_tablet_server, leader)
+    await _wait_until(lambda: _leader_is(hconn, path, -1), 20, "the bucket to go offline")
+    for s in followers:
+        await asyncio.to_thread(ha_cluster.start_tablet_server, s)
+    await asyncio.to_thread(ha_cluster.start_tablet_server, leader)
+    await _wait_until(lambda: _full_isr(hconn, path), 30, "the followers to rejoin the returned leader's ISR")
+    assert (await _buckets(hconn, path))[0].leader_id == leader
+    writer.write_arrow(pa.table({"writer": pa.array([1] * 5, pa.int32()), "seq": pa.array(range(10, 15), pa.int64())}))
+    await asyncio.wait_for(writer.flush(), 30)
+    assert (await _read_all(table, [0])).column("seq").to_pylist() == list(range(15))
+
+
+async def _leader_is(conn, path, leader) -> bool:
+    return all(b.leader_id == leader for b in await _buckets(conn, path))
 
 
 async def test_writes_fail_clearly_without_enough_replicas(ha_cluster, hconn):

@@ -378,12 +378,20 @@ class CoordinatorEventProcessor:
         self.ctx.live_servers[sid] = node
         self.notifier.add_server(node)
         hosted = self.ctx.buckets_hosted_by(sid)
+        elected: list[TableBucket] = []
         for tb in hosted:
             lai, version = self.ctx.leaders[tb]
             if lai.leader == -1 and sid in lai.isr:
                 await self._write_leader(tb, LeaderAndIsr(sid, lai.leader_epoch + 1, lai.isr, self.ctx.epoch,
                                                           lai.bucket_epoch + 1), version, notify=False)
+                elected.append(tb)
         self.notifier.leader_and_isr(sid, hosted)
+        # the other replicas of a bucket that was offline must learn its new leader, or they never follow it
+        # (and never rejoin its ISR)
+        for tb in elected:
+            for other in self.ctx.replicas(tb):
+                if other != sid and other in self.ctx.live_servers:
+                    self.notifier.leader_and_isr(other, [tb])
 
     # ------------------------------------------------------------ replication requests from leaders
 

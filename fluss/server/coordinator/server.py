@@ -33,6 +33,7 @@ from fluss.server.coordinator.context import CoordinatorContext
 from fluss.server.coordinator.notifier import TabletNotifier
 from fluss.server.coordinator.processor import CoordinatorEventProcessor
 from fluss.server.coordinator.service import AdminServicer, CoordinatorServicer
+from fluss.server.diagnostics import install_dump_on_sigusr1
 from fluss.server.zk import paths
 from fluss.server.zk.client import ZooKeeperClient
 from fluss.server.zk.data import CoordinatorRegistration, encode
@@ -58,6 +59,7 @@ class CoordinatorServer:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopped.set)
+        install_dump_on_sigusr1(loop)
         await asyncio.to_thread(self.zk.start)
         self.zk.kazoo.add_listener(self._on_zk_state)
         self._grpc = grpc.aio.server(options=SERVER_OPTIONS)

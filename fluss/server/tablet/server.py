@@ -38,6 +38,7 @@ from fluss.server.config import (
     ZOOKEEPER_SESSION_TIMEOUT,
     ServerConfig,
 )
+from fluss.server.diagnostics import install_dump_on_sigusr1
 from fluss.server.replica.fetcher import ReplicaFetcherManager
 from fluss.server.replica.manager import ReplicaManager
 from fluss.server.tablet.coordinator_channel import CoordinatorChannel
@@ -69,6 +70,7 @@ class TabletServer:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopped.set)
+        install_dump_on_sigusr1(loop)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(self.zk.start)
         self.zk.kazoo.add_listener(self._on_zk_state)
