@@ -16,12 +16,13 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from fluss.client.batch_decode import decode_fetched
 from fluss.client.cluster_client import ClusterClient
 from fluss.client.io_thread import IoThread
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import EARLIEST_OFFSET, LATEST_OFFSET, TableBucket, TableInfo
 from fluss.record.change_type import ChangeType
-from fluss.record.log_batch import iter_batches
+from fluss.record.log_batch import LogBatch, iter_batches
 from fluss.row_convert import batch_to_pylist
 from fluss.rpc.errors import to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -399,6 +400,7 @@ class LogScanner:
             await self._client.update_metadata([self._table.table_path])
             return
         refresh = False
+        fetched: list[tuple[TableBucket, int, list[LogBatch]]] = []
         for t in resp.tables:
             for r in t.buckets:
                 tb = TableBucket(self._table.table_id, r.bucket_id, r.partition_id)
@@ -412,26 +414,30 @@ class LogScanner:
                     raise FlussError(f"Fetching {tb} of '{self._table.table_path}' failed: {err.message}",
                                      err.error_code)
                 if r.records:
-                    self._decode(tb, r.records)
+                    offset = self._offsets[tb]
+                    fetched.append((tb, offset, [b for b in iter_batches(r.records) if b.next_offset > offset]))
+        if fetched:
+            await self._decode(fetched, sum(len(r.records) for t in resp.tables for r in t.buckets))
         if refresh:
             await self._client.update_metadata([self._table.table_path])
 
-    def _decode(self, tb: TableBucket, records: bytes) -> None:
-        offset = self._offsets[tb]
-        for batch in iter_batches(records):
-            if self._check_crc:
-                batch.ensure_valid()
-            if batch.next_offset <= offset:
+    async def _decode(self, fetched: list[tuple[TableBucket, int, list[LogBatch]]], total_bytes: int) -> None:
+        """Decodes every fetched batch (on several cores when the response is large, ``batch_decode``), then
+        buffers the rows from each bucket's fetch offset on, in offset order."""
+        flat = [b for _, _, batches in fetched for b in batches]
+        decoded = iter(await decode_fetched(flat, self._read_schema, self._check_crc, total_bytes))
+        for tb, offset, batches in fetched:
+            parts = [next(decoded) for _ in batches]
+            if self._offsets.get(tb) != offset:  # unsubscribed or moved while decoding: drop what was fetched
                 continue
-            rb = batch.to_arrow(self._read_schema)
-            cts = batch.change_types()
-            base = batch.base_offset
-            if base < offset:  # the fetch returned the whole batch holding our offset
-                skip = offset - base
-                rb, cts, base = rb.slice(skip), cts[skip:], offset
-            self._buffer.append(RecordBatch(rb, tb, base, batch.last_offset, cts, batch.commit_timestamp))
-            offset = batch.next_offset
-        self._offsets[tb] = offset
+            for batch, (rb, cts) in zip(batches, parts, strict=True):
+                base = batch.base_offset
+                if base < offset:  # the fetch returned the whole batch holding our offset
+                    skip = offset - base
+                    rb, cts, base = rb.slice(skip), cts[skip:], offset
+                self._buffer.append(RecordBatch(rb, tb, base, batch.last_offset, cts, batch.commit_timestamp))
+                offset = batch.next_offset
+            self._offsets[tb] = offset
 
     async def __aiter__(self):
         """Records (record scanner) or RecordBatch objects (batch scanner), polled for ever."""
