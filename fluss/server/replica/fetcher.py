@@ -55,19 +55,23 @@ class ReplicaFetcherManager:
             buckets.discard(tb)
 
     async def _fetch_loop(self, leader: int) -> None:
+        """Fetches from ``leader`` while this server follows any bucket there. The leader's address is looked up
+        in ZooKeeper once, and again only after an RPC to it failed (it may have restarted elsewhere)."""
+        address: str | None = None
         while self._buckets.get(leader):
-            try:
-                address = await asyncio.to_thread(self.resolve_address, leader)
-            except Exception as e:  # noqa: BLE001 - ZooKeeper reconnecting: try again shortly
-                log.debug("cannot resolve leader %d: %s", leader, e)
-                address = None
             if address is None:
-                await asyncio.sleep(0.5)
-                continue
+                try:
+                    address = await asyncio.to_thread(self.resolve_address, leader)
+                except Exception as e:  # noqa: BLE001 - ZooKeeper reconnecting: try again shortly
+                    log.debug("cannot resolve leader %d: %s", leader, e)
+                if address is None:
+                    await asyncio.sleep(0.5)
+                    continue
             try:
                 await self._fetch_once(leader, self.channels.tablet(address))
             except grpc.aio.AioRpcError as e:
                 log.debug("fetch from leader %d failed: %s", leader, e.code())
+                address = None
                 await asyncio.sleep(0.2)
             except Exception:  # noqa: BLE001 - keep replicating
                 log.exception("follower fetch from %d failed", leader)
