@@ -110,9 +110,12 @@ public class FlussCatalog extends AbstractCatalog {
         return path(p);
     }
 
-    private <T> T rpc(java.util.function.Supplier<T> call, String what) {
+    /** A coordinator call (failing over between the bootstrap servers); a failure becomes a CatalogException. */
+    private <R extends com.google.protobuf.Message> R admin(
+            java.util.function.Function<org.fluss.py.rpc.AdminServiceGrpc.AdminServiceBlockingStub, R> call,
+            String what) {
         try {
-            return FlussClient.call(call, what);
+            return client().adminCall(call, what);
         } catch (FlussRpcException e) {
             throw new CatalogException(e.getMessage(), e);
         }
@@ -122,13 +125,13 @@ public class FlussCatalog extends AbstractCatalog {
 
     @Override
     public List<String> listDatabases() {
-        return rpc(() -> client().admin().listDatabases(ListDatabasesRequest.getDefaultInstance()),
+        return admin(a -> a.listDatabases(ListDatabasesRequest.getDefaultInstance()),
                 "ListDatabases").getDatabaseNamesList();
     }
 
     @Override
     public CatalogDatabase getDatabase(String name) throws DatabaseNotExistException {
-        GetDatabaseInfoResponse r = rpc(() -> client().admin().getDatabaseInfo(
+        GetDatabaseInfoResponse r = admin(a -> a.getDatabaseInfo(
                 GetDatabaseInfoRequest.newBuilder().setDatabaseName(name).build()), "GetDatabaseInfo");
         if (r.getError().getCode() == FlussRpcException.DATABASE_NOT_EXIST) {
             throw new DatabaseNotExistException(getName(), name);
@@ -141,7 +144,7 @@ public class FlussCatalog extends AbstractCatalog {
 
     @Override
     public boolean databaseExists(String name) {
-        return rpc(() -> client().admin().databaseExists(DatabaseExistsRequest.newBuilder().setDatabaseName(name)
+        return admin(a -> a.databaseExists(DatabaseExistsRequest.newBuilder().setDatabaseName(name)
                 .build()), "DatabaseExists").getExists();
     }
 
@@ -155,7 +158,7 @@ public class FlussCatalog extends AbstractCatalog {
                 d.setComment(db.getComment()).setHasComment(true);
             }
         }
-        var r = rpc(() -> client().admin().createDatabase(CreateDatabaseRequest.newBuilder().setDatabaseName(name)
+        var r = admin(a -> a.createDatabase(CreateDatabaseRequest.newBuilder().setDatabaseName(name)
                 .setDescriptorPb(d).setIgnoreIfExists(ignoreIfExists).build()), "CreateDatabase");
         if (r.getError().getCode() == FlussRpcException.DATABASE_ALREADY_EXIST) {
             throw new DatabaseAlreadyExistException(getName(), name);
@@ -166,7 +169,7 @@ public class FlussCatalog extends AbstractCatalog {
     @Override
     public void dropDatabase(String name, boolean ignoreIfNotExists, boolean cascade)
             throws DatabaseNotExistException, DatabaseNotEmptyException {
-        var r = rpc(() -> client().admin().dropDatabase(DropDatabaseRequest.newBuilder().setDatabaseName(name)
+        var r = admin(a -> a.dropDatabase(DropDatabaseRequest.newBuilder().setDatabaseName(name)
                 .setIgnoreIfNotExists(ignoreIfNotExists).setCascade(cascade).build()), "DropDatabase");
         if (r.getError().getCode() == FlussRpcException.DATABASE_NOT_EXIST) {
             throw new DatabaseNotExistException(getName(), name);
@@ -186,7 +189,7 @@ public class FlussCatalog extends AbstractCatalog {
 
     @Override
     public List<String> listTables(String database) throws DatabaseNotExistException {
-        ListTablesResponse r = rpc(() -> client().admin().listTables(ListTablesRequest.newBuilder()
+        ListTablesResponse r = admin(a -> a.listTables(ListTablesRequest.newBuilder()
                 .setDatabaseName(database).build()), "ListTables");
         if (r.getError().getCode() == FlussRpcException.DATABASE_NOT_EXIST) {
             throw new DatabaseNotExistException(getName(), database);
@@ -230,13 +233,13 @@ public class FlussCatalog extends AbstractCatalog {
 
     @Override
     public boolean tableExists(ObjectPath p) {
-        return rpc(() -> client().admin().tableExists(TableExistsRequest.newBuilder().setTablePath(path(p).toPb())
+        return admin(a -> a.tableExists(TableExistsRequest.newBuilder().setTablePath(path(p).toPb())
                 .build()), "TableExists").getExists();
     }
 
     @Override
     public void dropTable(ObjectPath p, boolean ignoreIfNotExists) throws TableNotExistException {
-        var r = rpc(() -> client().admin().dropTable(DropTableRequest.newBuilder().setTablePath(path(p).toPb())
+        var r = admin(a -> a.dropTable(DropTableRequest.newBuilder().setTablePath(path(p).toPb())
                 .setIgnoreIfNotExists(ignoreIfNotExists).build()), "DropTable");
         if (r.getError().getCode() == FlussRpcException.TABLE_NOT_EXIST) {
             throw new TableNotExistException(getName(), p);
@@ -256,7 +259,7 @@ public class FlussCatalog extends AbstractCatalog {
             throw new CatalogException("Only tables can be created in the Fluss catalog, not views (" + p + ")");
         }
         var d = FlinkConversions.toFluss(p.getFullName(), (ResolvedCatalogTable) table);
-        var r = rpc(() -> client().admin().createTable(CreateTableRequest.newBuilder().setTablePath(path(p).toPb())
+        var r = admin(a -> a.createTable(CreateTableRequest.newBuilder().setTablePath(path(p).toPb())
                 .setDescriptorPb(d).setIgnoreIfExists(ignoreIfExists).build()), "CreateTable");
         int code = r.getError().getCode();
         if (code == FlussRpcException.TABLE_ALREADY_EXIST) {
@@ -288,7 +291,7 @@ public class FlussCatalog extends AbstractCatalog {
     @Override
     public List<CatalogPartitionSpec> listPartitions(ObjectPath p, CatalogPartitionSpec filter)
             throws TableNotExistException, TableNotPartitionedException {
-        ListPartitionInfosResponse r = rpc(() -> client().admin().listPartitionInfos(ListPartitionInfosRequest
+        ListPartitionInfosResponse r = admin(a -> a.listPartitionInfos(ListPartitionInfosRequest
                 .newBuilder().setTablePath(readPath(p).toPb()).putAllPartitionSpec(spec(filter)).build()),
                 "ListPartitionInfos");
         int code = r.getError().getCode();
@@ -331,7 +334,7 @@ public class FlussCatalog extends AbstractCatalog {
     @Override
     public void createPartition(ObjectPath p, CatalogPartitionSpec s, CatalogPartition partition,
                                 boolean ignoreIfExists) throws PartitionAlreadyExistsException {
-        var r = rpc(() -> client().admin().createPartition(CreatePartitionRequest.newBuilder()
+        var r = admin(a -> a.createPartition(CreatePartitionRequest.newBuilder()
                 .setTablePath(path(p).toPb()).putAllPartitionSpec(spec(s)).setIgnoreIfExists(ignoreIfExists)
                 .build()), "CreatePartition");
         if (r.getError().getCode() == FlussRpcException.PARTITION_ALREADY_EXISTS) {
@@ -343,7 +346,7 @@ public class FlussCatalog extends AbstractCatalog {
     @Override
     public void dropPartition(ObjectPath p, CatalogPartitionSpec s, boolean ignoreIfNotExists)
             throws PartitionNotExistException {
-        var r = rpc(() -> client().admin().dropPartition(DropPartitionRequest.newBuilder()
+        var r = admin(a -> a.dropPartition(DropPartitionRequest.newBuilder()
                 .setTablePath(path(p).toPb()).putAllPartitionSpec(spec(s)).setIgnoreIfNotExists(ignoreIfNotExists)
                 .build()), "DropPartition");
         if (r.getError().getCode() == FlussRpcException.PARTITION_NOT_EXISTS) {

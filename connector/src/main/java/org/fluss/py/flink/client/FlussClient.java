@@ -1,6 +1,9 @@
 package org.fluss.py.flink.client;
 
+import com.google.protobuf.Descriptors;
+import com.google.protobuf.Message;
 import io.grpc.ManagedChannel;
+import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
@@ -9,6 +12,7 @@ import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
 import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import org.fluss.py.rpc.AdminServiceGrpc;
 import org.fluss.py.rpc.BucketMetadataPb;
+import org.fluss.py.rpc.ErrorInfo;
 import org.fluss.py.rpc.GetMetadataRequest;
 import org.fluss.py.rpc.GetMetadataResponse;
 import org.fluss.py.rpc.GetTableInfoRequest;
@@ -24,17 +28,21 @@ import org.fluss.py.rpc.TabletServiceGrpc;
 
 import java.net.InetSocketAddress;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 
 /**
- * The connector's RPC client: one gRPC channel to the coordinator (from {@code bootstrap.servers}) and one
+ * The connector's RPC client: gRPC channels to the coordinators (the {@code bootstrap.servers}; calls fail over
+ * to the next one, see {@link #adminCall}) and one
  * per tablet server, plus a cache of bucket leaders from {@code GetMetadata}. Reads and writes go to the
  * bucket leader; a caller that sees a retriable error calls {@link #invalidate} and asks again.
  *
@@ -47,10 +55,15 @@ public final class FlussClient implements AutoCloseable {
     public static final int OFFSET_EARLIEST = 0;
     public static final int OFFSET_LATEST = 1;
     public static final int OFFSET_TIMESTAMP = 2;
+    /** Per-attempt deadline of a coordinator call, so a dead address gives way to the next one. */
+    static final long ADMIN_ATTEMPT_MS = 10_000L;
+    private static final Set<Status.Code> FAILOVER_CODES = EnumSet.of(Status.Code.UNAVAILABLE,
+            Status.Code.DEADLINE_EXCEEDED, Status.Code.CANCELLED);
 
     private final List<InetSocketAddress> bootstrap = new ArrayList<>();
     private final long timeoutMs;
-    private ManagedChannel coordinator;
+    private final ManagedChannel[] coordinators; // one per bootstrap address, opened on first use
+    private int activeCoordinator; // index into bootstrap of the coordinator that last answered
     private final Map<Integer, ManagedChannel> tablets = new ConcurrentHashMap<>();
     private final Map<Integer, ServerNodePb> nodes = new ConcurrentHashMap<>();
     /** (tableId, partitionId) -> bucket -> leader server id */
@@ -78,6 +91,7 @@ public final class FlussClient implements AutoCloseable {
                     Integer.parseInt(hp.substring(colon + 1))));
         }
         this.timeoutMs = timeoutMs;
+        this.coordinators = new ManagedChannel[bootstrap.size()];
     }
 
     private ManagedChannel channel(String host, int port) {
@@ -108,17 +122,64 @@ public final class FlussClient implements AutoCloseable {
         };
     }
 
-    private synchronized ManagedChannel coordinatorChannel() {
-        if (coordinator == null) {
-            InetSocketAddress a = bootstrap.get(0);
-            coordinator = channel(a.getHostString(), a.getPort());
+    private synchronized ManagedChannel coordinatorChannel(int index) {
+        if (coordinators[index] == null) {
+            InetSocketAddress a = bootstrap.get(index);
+            coordinators[index] = channel(a.getHostString(), a.getPort());
         }
-        return coordinator;
+        return coordinators[index];
     }
 
-    public AdminServiceGrpc.AdminServiceBlockingStub admin() {
-        return AdminServiceGrpc.newBlockingStub(coordinatorChannel()).withDeadlineAfter(timeoutMs,
-                TimeUnit.MILLISECONDS);
+    /**
+     * Calls the active coordinator. The bootstrap addresses are tried in turn, starting with the one that
+     * answered last: an unreachable address, or a standby that answers INVALID_COORDINATOR, sends the call to the
+     * next, until one answers or {@code timeoutMs} has passed (a coordinator failover takes a ZooKeeper session
+     * timeout). Each attempt has its own deadline of at most {@link #ADMIN_ATTEMPT_MS}.
+     */
+    public <R extends Message> R adminCall(Function<AdminServiceGrpc.AdminServiceBlockingStub, R> rpc, String what) {
+        long deadline = System.currentTimeMillis() + timeoutMs;
+        FlussRpcException last = null;
+        while (true) {
+            int first;
+            synchronized (this) {
+                first = activeCoordinator;
+            }
+            for (int i = 0; i < bootstrap.size(); i++) {
+                int index = (first + i) % bootstrap.size();
+                R r;
+                try {
+                    r = rpc.apply(AdminServiceGrpc.newBlockingStub(coordinatorChannel(index))
+                            .withDeadlineAfter(Math.min(timeoutMs, ADMIN_ATTEMPT_MS), TimeUnit.MILLISECONDS));
+                } catch (StatusRuntimeException e) {
+                    if (!FAILOVER_CODES.contains(e.getStatus().getCode())) {
+                        throw new FlussRpcException(FlussRpcException.NETWORK_EXCEPTION,
+                                what + " to " + bootstrap.get(index) + " failed: " + e.getStatus());
+                    }
+                    last = new FlussRpcException(FlussRpcException.NETWORK_EXCEPTION,
+                            what + " to " + bootstrap.get(index) + " failed: " + e.getStatus());
+                    continue;
+                }
+                ErrorInfo error = errorOf(r);
+                if (error != null && error.getCode() == FlussRpcException.INVALID_COORDINATOR) {
+                    last = new FlussRpcException(error.getCode(), what + " to " + bootstrap.get(index) + ": "
+                            + error.getMessage());
+                    continue;
+                }
+                synchronized (this) {
+                    activeCoordinator = index;
+                }
+                return r;
+            }
+            if (System.currentTimeMillis() >= deadline) {
+                throw last;
+            }
+            sleep(200);
+        }
+    }
+
+    private static ErrorInfo errorOf(Message response) {
+        Descriptors.FieldDescriptor field = response.getDescriptorForType().findFieldByName("error");
+        return field == null || !response.hasField(field) ? null : (ErrorInfo) response.getField(field);
     }
 
     private ManagedChannel tabletChannel(int serverId) {
@@ -142,7 +203,7 @@ public final class FlussClient implements AutoCloseable {
     }
 
     public TableInfoPb tableInfo(TablePath path) {
-        GetTableInfoResponse r = call(() -> admin().getTableInfo(
+        GetTableInfoResponse r = adminCall(a -> a.getTableInfo(
                 GetTableInfoRequest.newBuilder().setTablePath(path.toPb()).build()), "GetTableInfo " + path);
         FlussRpcException.check(r.getError(), "Table " + path);
         return r.getTableInfo();
@@ -157,7 +218,7 @@ public final class FlussClient implements AutoCloseable {
         if (partitionIds != null) {
             req.addAllPartitionIds(partitionIds);
         }
-        GetMetadataResponse r = call(() -> admin().getMetadata(req.build()), "GetMetadata " + path);
+        GetMetadataResponse r = adminCall(a -> a.getMetadata(req.build()), "GetMetadata " + path);
         FlussRpcException.check(r.getError(), "Metadata of " + path);
         for (ServerNodePb n : r.getTabletServersList()) {
             ServerNodePb old = nodes.put(n.getId(), n);
@@ -292,9 +353,11 @@ public final class FlussClient implements AutoCloseable {
         try {
             List<ManagedChannel> all = new ArrayList<>(tablets.values());
             tablets.clear();
-            if (coordinator != null) {
-                all.add(coordinator);
-                coordinator = null;
+            for (int i = 0; i < coordinators.length; i++) {
+                if (coordinators[i] != null) {
+                    all.add(coordinators[i]);
+                    coordinators[i] = null;
+                }
             }
             for (ManagedChannel c : all) {
                 c.shutdownNow();

@@ -17,6 +17,7 @@ public class FlussRpcException extends RuntimeException {
     public static final int NOT_LEADER_OR_FOLLOWER = 12;
     public static final int LOG_OFFSET_OUT_OF_RANGE = 19;
     public static final int UNKNOWN_TABLE_OR_BUCKET = 21;
+    public static final int INVALID_COORDINATOR = 23;
     public static final int PARTITION_NOT_EXISTS = 36;
     public static final int PARTITION_ALREADY_EXISTS = 42;
 

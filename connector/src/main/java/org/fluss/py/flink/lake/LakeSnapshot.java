@@ -29,7 +29,7 @@ public final class LakeSnapshot implements Serializable {
 
     /** The table's latest lake snapshot, or null before its first tiering. */
     public static LakeSnapshot latest(FlussClient client, TablePath path) {
-        GetLatestLakeSnapshotResponse r = FlussClient.call(() -> client.admin().getLatestLakeSnapshot(
+        GetLatestLakeSnapshotResponse r = client.adminCall(a -> a.getLatestLakeSnapshot(
                 GetLatestLakeSnapshotRequest.newBuilder().setTablePath(path.toPb()).build()),
                 "GetLatestLakeSnapshot " + path);
         if (r.getError().getCode() == LAKE_SNAPSHOT_NOT_EXIST) {

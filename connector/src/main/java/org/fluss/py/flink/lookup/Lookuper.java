@@ -252,7 +252,7 @@ public final class Lookuper implements Serializable, AutoCloseable {
     private Long partitionId(String name) {
         Long id = partitionIds.get(name);
         if (id == null) {
-            ListPartitionInfosResponse r = FlussClient.call(() -> client.admin().listPartitionInfos(
+            ListPartitionInfosResponse r = client.adminCall(a -> a.listPartitionInfos(
                     ListPartitionInfosRequest.newBuilder().setTablePath(path.toPb()).build()), "ListPartitionInfos");
             FlussRpcException.check(r.getError(), "Partitions of " + path);
             List<Long> ids = new ArrayList<>();

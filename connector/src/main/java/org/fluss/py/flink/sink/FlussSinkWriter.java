@@ -138,7 +138,7 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
             partitions = new PartitionNames(names, types, positions(names, d.getPartitionKeysList()));
         }
         if (settings.idempotence) {
-            InitWriterResponse r = FlussClient.call(() -> client.admin().initWriter(
+            InitWriterResponse r = client.adminCall(a -> a.initWriter(
                     InitWriterRequest.getDefaultInstance()), "InitWriter");
             FlussRpcException.check(r.getError(), "InitWriter for " + path);
             writerId = r.getWriterId();
@@ -234,7 +234,7 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
             for (int i = 0; i < keys.length; i++) {
                 req.putPartitionSpec(keys[i], values[i]);
             }
-            var r = FlussClient.call(() -> client.admin().createPartition(req.build()), "CreatePartition");
+            var r = client.adminCall(a -> a.createPartition(req.build()), "CreatePartition");
             FlussRpcException.check(r.getError(), "Create partition '" + name + "' of " + path);
             refreshPartitions();
             id = partitionIds.get(name);
@@ -246,7 +246,7 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
     }
 
     private void refreshPartitions() {
-        ListPartitionInfosResponse r = FlussClient.call(() -> client.admin().listPartitionInfos(
+        ListPartitionInfosResponse r = client.adminCall(a -> a.listPartitionInfos(
                 ListPartitionInfosRequest.newBuilder().setTablePath(path.toPb()).build()), "ListPartitionInfos");
         FlussRpcException.check(r.getError(), "Partitions of " + path);
         for (PartitionInfoPb p : r.getPartitionsList()) {

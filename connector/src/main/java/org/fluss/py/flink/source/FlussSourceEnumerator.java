@@ -114,7 +114,7 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
                 }
             }
         } else {
-            ListPartitionInfosResponse r = FlussClient.call(() -> client.admin().listPartitionInfos(
+            ListPartitionInfosResponse r = client.adminCall(a -> a.listPartitionInfos(
                     ListPartitionInfosRequest.newBuilder().setTablePath(path.toPb()).build()), "ListPartitionInfos");
             FlussRpcException.check(r.getError(), "Partitions of " + path);
             List<String> keys = info.getDescriptorPb().getPartitionKeysList();

@@ -122,7 +122,7 @@ public final class RowCountInputFormat extends GenericInputFormat<RowData> {
             client.updateMetadata(path, null);
             return out;
         }
-        ListPartitionInfosResponse r = FlussClient.call(() -> client.admin().listPartitionInfos(
+        ListPartitionInfosResponse r = client.adminCall(a -> a.listPartitionInfos(
                 ListPartitionInfosRequest.newBuilder().setTablePath(path.toPb()).build()), "ListPartitionInfos");
         FlussRpcException.check(r.getError(), "Partitions of " + path);
         List<Long> pids = new ArrayList<>();
