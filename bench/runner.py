@@ -19,6 +19,7 @@ import pyarrow as pa
 
 from bench import (
     flink_sql,
+    fluss_failover,
     fluss_log,
     fluss_recovery,
     kafka_peer,
@@ -74,7 +75,8 @@ def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
     steps: list[tuple[str, Callable[[], list[Measurement]], str, tuple[str, ...]]] = [
         ("raw", lambda: raw.run(profile), "raw", ("*",)),
         ("fluss", lambda: fluss_log.run(profile), "fluss", ("log", "kv.upsert", "kv.lookup")),
-        ("recovery", lambda: fluss_recovery.run(profile), "fluss", ("kv.recovery",)),
+        ("recovery", lambda: fluss_recovery.run(profile) + fluss_failover.run(profile), "fluss",
+         ("kv.recovery", "log.failover")),
         ("tiering", lambda: lake_tiering.run(profile), "fluss", ("tiering",)),
         ("flink", lambda: flink_sql.run(profile), "fluss", ("flink",)),
         ("redis", lambda: redis_peer.run(profile), "redis", ("*",)),
