@@ -417,6 +417,10 @@ class _TableWriter:
         self._rr_counter = itertools.count()
         self._sticky: dict[str | None, int] = {}
         self._lock = threading.Lock()
+        # Held from taking rows out of ``_rows`` until they are handed to the sender (and around an Arrow write):
+        # a flush or a later write waits for a drain in progress, so flush never misses rows the linger loop
+        # took, and writes reach the sender in the order they were made.
+        self._send_lock = threading.RLock()
         self._rows: list = []
         self._chunk = _Chunk()
         self._budget = MemoryBudget(self._config.writer_buffer_memory_size,
@@ -444,16 +448,17 @@ class _TableWriter:
         return handle
 
     def _drain_rows(self) -> None:
-        with self._lock:
-            rows, chunk = self._rows, self._chunk
-            self._rows, self._chunk = [], _Chunk()
-        if not rows:
-            return
-        try:
-            batch = self._rows_to_batch(rows)
-        except FlussError:
-            batch = self._convert_valid_rows(rows, chunk)
-        self._write_batch(batch, chunk)
+        with self._send_lock:
+            with self._lock:
+                rows, chunk = self._rows, self._chunk
+                self._rows, self._chunk = [], _Chunk()
+            if not rows:
+                return
+            try:
+                batch = self._rows_to_batch(rows)
+            except FlussError:
+                batch = self._convert_valid_rows(rows, chunk)
+            self._write_batch(batch, chunk)
 
     def _convert_valid_rows(self, rows: list, chunk: _Chunk) -> pa.RecordBatch:
         """Slow path after a failed conversion: reject the bad rows alone, keep the others."""
@@ -472,11 +477,12 @@ class _TableWriter:
     # ------------------------------------------------------------ arrow
 
     def _write_arrow_batch(self, data: pa.RecordBatch) -> WriteResultHandle:
-        self._drain_rows()  # keep the order of earlier appends
         batches = conform_batch(data, self._schema)
         chunk = _Chunk()
-        for batch in batches if isinstance(batches, list) else [batches]:
-            self._write_batch(batch, chunk, hold=True)
+        with self._send_lock:
+            self._drain_rows()  # keep the order of earlier appends
+            for batch in batches if isinstance(batches, list) else [batches]:
+                self._write_batch(batch, chunk, hold=True)
         self._release_chunk(chunk)
         return WriteResultHandle(chunk)
 
@@ -629,8 +635,8 @@ class _TableWriter:
 
     async def flush(self) -> None:
         """Sends everything written so far and waits until it is acknowledged (or failed)."""
-        if self._rows:
-            await asyncio.to_thread(self._drain_rows)
+        # also when ``_rows`` is empty: the linger loop may be converting rows it took, not yet sent
+        await asyncio.to_thread(self._drain_rows)
         await self._io.wait(self._sender.wait_idle())
 
     async def __aenter__(self):

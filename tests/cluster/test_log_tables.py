@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import datetime as dt
 import math
 import time
@@ -243,3 +244,33 @@ async def test_writer_memory_is_bounded(conn, admin, database):
     finally:
         await small.aclose()
     assert sum((await admin.list_offsets(path, [0, 1], OffsetSpec.latest())).values()) == 50_000
+
+
+async def test_flush_waits_for_rows_the_linger_loop_is_still_converting(cluster, admin, database):
+    """The linger loop took the rows (``writer.batch-timeout`` passed) and is still converting them when flush()
+    is called: flush must wait for them, not find the buffer empty and the sender idle and return early."""
+    quick = await fluss.FlussConnection.create(fluss.Config({
+        "bootstrap.servers": cluster.bootstrap_servers, "writer.batch-timeout": "10ms"}))
+    try:
+        table = await _table(quick, admin, database, "linger", pa.schema([("k", pa.int64())]), bucket_count=1)
+        writer = table.new_append().create_writer()
+        convert = writer._rows_to_batch  # noqa: SLF001 - slowed down to hold the drain open
+        converting = []
+
+        def slow_convert(rows):
+            converting.append(len(rows))
+            time.sleep(0.5)
+            return convert(rows)
+
+        writer._rows_to_batch = slow_convert  # noqa: SLF001
+        for k in range(100):
+            writer.append({"k": k})
+        deadline = time.monotonic() + 5
+        while not converting:  # the linger loop has taken the rows
+            assert time.monotonic() < deadline, "the linger loop never drained the rows"
+            await asyncio.sleep(0.01)
+        await writer.flush()
+        assert (await _read_all(table, [0])).column("k").to_pylist() == list(range(100))
+        await writer.aclose()
+    finally:
+        await quick.aclose()
