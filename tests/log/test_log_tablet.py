@@ -294,6 +294,33 @@ def test_max_bytes_is_respected_except_for_a_single_larger_batch(tablet):
     assert empty.is_empty and empty.next_offset == 0 and empty.first_offset == -1
 
 
+def test_a_read_touches_the_file_once_at_the_size_it_returns(tmp_path, monkeypatch):
+    """A first batch larger than max_bytes is read at its own size (after its header), not at max_bytes first;
+    batches cut off at the end of a read are dropped from a view, not copied."""
+    log = LogTablet.open(tmp_path / "reads")
+    big = client_batch(range(2000))
+    small = client_batch(range(2000, 2005))
+    for data in (big, small, client_batch(range(2005, 2010))):
+        log.append_as_leader(data, leader_epoch=1, commit_timestamp=1)
+    reads: list[int] = []
+    original = segment_module.LogSegment._pread
+
+    def counting(self, length, position):
+        reads.append(length)
+        return original(self, length, position)
+
+    monkeypatch.setattr(segment_module.LogSegment, "_pread", counting)
+    got = log.read(0, 1000).records
+    # (reads before these find the batch's position through the index)
+    assert len(got) == len(big) and reads[-2:] == [segment_module.HEADER_SIZE, len(big)] and 1000 not in reads
+    reads.clear()
+    got = log.read(0, len(big) + len(small) + 10).records  # the read ends inside the third batch
+    assert isinstance(got, memoryview) and len(got) == len(big) + len(small)
+    assert reads[-2:] == [segment_module.HEADER_SIZE, len(big) + len(small) + 10]
+    assert values_of(got) == list(range(2005))
+    log.close()
+
+
 def test_max_offset_is_an_exclusive_bound_on_whole_batches(tablet):
     fill(tablet, 100, batch_size=10)
     assert values_of(tablet.read(0, 1 << 20, max_offset=40).records) == list(range(40))

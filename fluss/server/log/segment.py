@@ -183,11 +183,21 @@ class LogSegment:
         return None
 
     def read(self, position: int, max_bytes: int, max_offset: int | None, min_one_batch: bool
-             ) -> tuple[bytes, int]:
+             ) -> tuple[bytes | memoryview, int]:
         """Whole batches from ``position``: at most ``max_bytes`` (but one batch if ``min_one_batch``), none
-        reaching ``max_offset`` or beyond. Returns ``(data, next_offset)``; next_offset is -1 if nothing was read."""
+        reaching ``max_offset`` or beyond. Returns ``(data, next_offset)``; next_offset is -1 if nothing was read.
+
+        One read of the file (plus a header read when a whole first batch is promised, so a batch larger than
+        ``max_bytes`` is read once, at its size); batches cut off at the end of the read are dropped from a view
+        of it, not copied out."""
         available = self.size - position
-        chunk = self._pread(min(max_bytes, available), position) if max_bytes >= HEADER_SIZE else b""
+        want = min(max_bytes, available) if max_bytes >= HEADER_SIZE else 0
+        if min_one_batch:
+            first = self.read_header_at(position)
+            if first is None or (max_offset is not None and first.next_offset > max_offset):
+                return b"", -1
+            want = max(want, min(first.batch_length, available))
+        chunk = self._pread(want, position) if want else b""
         used = 0
         next_offset = -1
         while len(chunk) - used >= HEADER_SIZE:
@@ -195,16 +205,12 @@ class LogSegment:
             if header.batch_length < HEADER_SIZE or used + header.batch_length > len(chunk):
                 break
             if max_offset is not None and header.next_offset > max_offset:
-                return chunk[:used], next_offset
+                break
             used += header.batch_length
             next_offset = header.next_offset
-        if used == 0 and min_one_batch:
-            header = self.read_header_at(position)
-            if header is None or (max_offset is not None and header.next_offset > max_offset):
-                return b"", -1
-            data = self._pread(header.batch_length, position)
-            return (data, header.next_offset) if len(data) == header.batch_length else (b"", -1)
-        return (chunk if used == len(chunk) else chunk[:used]), next_offset
+        if used == 0:
+            return b"", -1
+        return (chunk if used == len(chunk) else memoryview(chunk)[:used]), next_offset
 
     def find_offset_by_timestamp(self, timestamp: int) -> int | None:
         """Base offset of the first batch with ``commit_timestamp >= timestamp``, or None."""

@@ -72,7 +72,7 @@ class FetchData:
     next (the requested offset if nothing was returned).
     """
 
-    records: bytes
+    records: bytes | memoryview
     first_offset: int
     next_offset: int
     log_start_offset: int
