@@ -37,6 +37,8 @@ class PartitionEntry:
 class CoordinatorContext:
     epoch: int = 0
     live_servers: dict[int, ServerNode] = field(default_factory=dict)
+    # register_time of each live server's ZooKeeper registration: a new value under a known id is a restart
+    registered_at: dict[int, int] = field(default_factory=dict)
     databases: dict[str, DatabaseRegistration] = field(default_factory=dict)
     tables: dict[TablePath, TableInfo] = field(default_factory=dict)
     tables_by_id: dict[int, TableInfo] = field(default_factory=dict)
@@ -77,3 +79,13 @@ class CoordinatorContext:
 
     def buckets_hosted_by(self, server_id: int) -> list[TableBucket]:
         return sorted(tb for tb in self.leaders if server_id in self.replicas(tb))
+
+
+def membership_changes(known: dict[int, int], current: dict[int, int]) -> tuple[list[int], list[int]]:
+    """``(lost, joined)`` tablet servers from the registrations the coordinator knows and the current ones (both
+    id -> register_time). A server that restarted between two looks at the membership is in both lists: ZooKeeper
+    may report its old node's removal and its new node's creation as one unchanged set of ids."""
+    restarted = [sid for sid in known.keys() & current.keys() if known[sid] != current[sid]]
+    lost = sorted(set(known) - set(current) | set(restarted))
+    joined = sorted(set(current) - set(known) | set(restarted))
+    return lost, joined

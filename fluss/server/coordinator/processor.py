@@ -27,7 +27,12 @@ from fluss.server.config import (
     ServerConfig,
 )
 from fluss.server.coordinator.assignment import assign_replicas
-from fluss.server.coordinator.context import CoordinatorContext, PartitionEntry, table_info_of
+from fluss.server.coordinator.context import (
+    CoordinatorContext,
+    PartitionEntry,
+    membership_changes,
+    table_info_of,
+)
 from fluss.server.coordinator.notifier import TabletNotifier
 from fluss.server.coordinator.validation import check_database_name, check_table_name, resolve_table
 from fluss.server.zk import paths
@@ -140,6 +145,7 @@ class CoordinatorEventProcessor:
                         self._load_buckets(info.table_id, preg.partition_id)
             for sid, reg in zk.get_tablet_servers().items():
                 ctx.live_servers[sid] = ServerNode(sid, reg.host, reg.port, "TabletServer")
+                ctx.registered_at[sid] = reg.register_time
 
         await self._zk(load)
         log.info("coordinator loaded %d databases, %d tables, %d buckets, %d live tablet servers",
@@ -341,20 +347,22 @@ class CoordinatorEventProcessor:
     # ------------------------------------------------------------ membership and leadership
 
     async def _servers_changed(self, ids: list[int]) -> None:
-        current = set(ids)
-        known = set(self.ctx.live_servers)
-        for sid in sorted(known - current):
+        """Membership from the registrations in ZooKeeper (``ids`` only triggers the look): a server that
+        restarted between two looks is handled as lost, then joined."""
+        regs = await self._zk(self.zk.get_tablet_servers)
+        current = {sid: reg.register_time for sid, reg in regs.items()}
+        known = {sid: self.ctx.registered_at.get(sid, -1) for sid in self.ctx.live_servers}
+        lost, joined = membership_changes(known, current)
+        for sid in lost:
             await self._on_server_lost(sid)
-        joined = sorted(current - known)
-        if joined:
-            regs = await self._zk(self.zk.get_tablet_servers)
-            for sid in joined:
-                reg = regs.get(sid)
-                if reg is not None:
-                    await self._on_server_joined(sid, ServerNode(sid, reg.host, reg.port, "TabletServer"))
+        for sid in joined:
+            reg = regs[sid]
+            self.ctx.registered_at[sid] = reg.register_time
+            await self._on_server_joined(sid, ServerNode(sid, reg.host, reg.port, "TabletServer"))
 
     async def _on_server_lost(self, sid: int) -> None:
         node = self.ctx.live_servers.pop(sid, None)
+        self.ctx.registered_at.pop(sid, None)
         self.shutting_down.discard(sid)
         log.info("tablet server %d left the cluster", sid)
         self.notifier.forget(sid, node)
