@@ -28,7 +28,7 @@ _pool_lock = threading.Lock()
 
 
 def decode_pool() -> ThreadPoolExecutor:
-    """The process-wide decode pool (created on first use; its threads are daemons of the interpreter)."""
+    """The process-wide decode pool (created on first use; idle workers end with the interpreter)."""
     global _pool
     with _pool_lock:
         if _pool is None:
@@ -43,10 +43,10 @@ def decode_batch(batch: LogBatch, schema: pa.Schema, check_crc: bool) -> tuple[p
     return batch.to_arrow(schema), batch.change_types()
 
 
-async def decode_fetched(batches: list[LogBatch], schema: pa.Schema, check_crc: bool,
-                         total_bytes: int) -> list[tuple[pa.RecordBatch, np.ndarray]]:
+async def decode_fetched(batches: list[LogBatch], schema: pa.Schema, check_crc: bool
+                         ) -> list[tuple[pa.RecordBatch, np.ndarray]]:
     """Every batch decoded, in order: inline when small, otherwise a task per batch on ``decode_pool``."""
-    if total_bytes < PARALLEL_MIN_BYTES or len(batches) < 2:
+    if len(batches) < 2 or sum(b.size_in_bytes for b in batches) < PARALLEL_MIN_BYTES:
         return [decode_batch(b, schema, check_crc) for b in batches]
     loop = asyncio.get_running_loop()
     pool = decode_pool()

@@ -417,15 +417,15 @@ class LogScanner:
                     offset = self._offsets[tb]
                     fetched.append((tb, offset, [b for b in iter_batches(r.records) if b.next_offset > offset]))
         if fetched:
-            await self._decode(fetched, sum(len(r.records) for t in resp.tables for r in t.buckets))
+            await self._decode(fetched)
         if refresh:
             await self._client.update_metadata([self._table.table_path])
 
-    async def _decode(self, fetched: list[tuple[TableBucket, int, list[LogBatch]]], total_bytes: int) -> None:
+    async def _decode(self, fetched: list[tuple[TableBucket, int, list[LogBatch]]]) -> None:
         """Decodes every fetched batch (on several cores when the response is large, ``batch_decode``), then
         buffers the rows from each bucket's fetch offset on, in offset order."""
         flat = [b for _, _, batches in fetched for b in batches]
-        decoded = iter(await decode_fetched(flat, self._read_schema, self._check_crc, total_bytes))
+        decoded = iter(await decode_fetched(flat, self._read_schema, self._check_crc))
         for tb, offset, batches in fetched:
             parts = [next(decoded) for _ in batches]
             if self._offsets.get(tb) != offset:  # unsubscribed or moved while decoding: drop what was fetched

@@ -42,7 +42,7 @@ async def test_pool_decoding_equals_inline_decoding_in_order():
 
     pool.submit = counting_submit
     try:
-        parallel = await batch_decode.decode_fetched(batches, SCHEMA, True, len(data))
+        parallel = await batch_decode.decode_fetched(batches, SCHEMA, True)
     finally:
         del pool.submit
     assert len(used) == len(batches)  # one task per batch went to the pool
@@ -61,7 +61,7 @@ async def test_small_responses_decode_inline():
     pool = batch_decode.decode_pool()
     pool.submit = lambda *a, **k: pytest.fail("a small response must not go to the pool")
     try:
-        (rb, cts), = await batch_decode.decode_fetched(batches, SCHEMA, True, len(data))
+        (rb, cts), = await batch_decode.decode_fetched(batches, SCHEMA, True)
     finally:
         del pool.submit
     assert rb.num_rows == ROWS and not cts.any()
@@ -73,6 +73,6 @@ async def test_a_corrupt_batch_fails_the_whole_response_with_its_offset():
     end_of_victim = sum(b.size_in_bytes for b in batches[:6])
     data[end_of_victim - 10] ^= 0xFF  # a byte of batch 5's Arrow body
     with pytest.raises(FlussError) as e:
-        await batch_decode.decode_fetched(list(iter_batches(data)), SCHEMA, True, len(data))
+        await batch_decode.decode_fetched(list(iter_batches(data)), SCHEMA, True)
     assert e.value.error_code == ErrorCode.CORRUPT_RECORD_EXCEPTION
     assert str(5 * ROWS) in e.value.message
