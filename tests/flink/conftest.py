@@ -11,6 +11,7 @@ import pytest
 import pytest_asyncio
 
 from fluss.flink import add_connector_jars, connector_jar
+from fluss.flink.gateway import pin_gateway_to_current_thread
 
 CATALOG = "fluss_catalog"
 
@@ -62,7 +63,12 @@ def jvm_stderr(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def connector(jvm_stderr):
-    return connector_jar()  # fails with "run make setup" when the jar is missing
+    """The connector jar, with the session's PyFlink JVM started and pinned to the test thread: the planner of
+    every TableEnvironment works only on the JVM thread that created it, and watchdog timers, worker threads
+    and py4j finalisers open other connections (see fluss.flink.gateway)."""
+    jar = connector_jar()  # fails with "run make setup" when the jar is missing
+    pin_gateway_to_current_thread()
+    return jar
 
 
 @pytest.fixture(scope="session")
