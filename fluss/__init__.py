@@ -22,6 +22,7 @@ from fluss.metadata import (
     TableDescriptor,
     TableInfo,
     TablePath,
+    TableStats,
 )
 from fluss.record.change_type import ChangeType
 
@@ -31,6 +32,6 @@ __all__ = [
     "EARLIEST_OFFSET", "AppendWriter", "ChangeType", "Config", "DatabaseDescriptor", "DatabaseInfo", "ErrorCode",
     "FlussAdmin", "FlussConnection", "FlussError", "FlussTable", "LogScanner", "Lookuper", "OffsetSpec",
     "PartitionInfo", "PrefixLookuper", "RecordBatch", "ScanRecord", "ScanRecords", "Schema", "ServerNode",
-    "TableAppend", "TableBucket", "TableDescriptor", "TableInfo", "TableLookup", "TablePath", "TableScan",
+    "TableAppend", "TableBucket", "TableDescriptor", "TableInfo", "TableLookup", "TablePath", "TableScan", "TableStats",
     "TableUpsert", "UpsertWriter", "WriteResultHandle",
 ]

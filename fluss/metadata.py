@@ -316,6 +316,13 @@ class PartitionInfo:
 
 
 @dataclass(frozen=True)
+class TableStats:
+    """Statistics of a table (``admin.get_table_stats``): its current number of rows."""
+
+    row_count: int
+
+
+@dataclass(frozen=True)
 class ServerNode:
     id: int
     host: str

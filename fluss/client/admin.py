@@ -22,6 +22,7 @@ from fluss.metadata import (
     TableDescriptor,
     TableInfo,
     TablePath,
+    TableStats,
 )
 from fluss.rpc.errors import to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -153,12 +154,54 @@ class AdminCalls:
         raise FlussError(f"Could not list offsets of '{path}': bucket leaders unavailable",
                          ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
 
+    async def get_table_stats(self, table_path: TablePath) -> TableStats:
+        """The table's current row count, from its bucket leaders (every partition): the committed keys of a
+        primary-key table, the records between log start and high watermark of a log table."""
+        for attempt in range(20):
+            meta = await self._c.table(table_path, refresh=attempt > 0)
+            partition_ids: list[int | None] = [None]
+            if meta.info.is_partitioned():
+                names = [p.partition_name for p in await self.list_partition_infos(table_path)]
+                if names:
+                    await self._c.update_metadata([table_path], partitions=[(table_path, n) for n in names])
+                meta = self._c.tables[table_path]
+                partition_ids = [meta.partitions[n] for n in names if n in meta.partitions]
+            by_leader: dict[str, list[TableBucket]] = {}
+            for pid in partition_ids:
+                for b in range(meta.info.num_buckets):
+                    tb = TableBucket(meta.info.table_id, b, pid)
+                    by_leader.setdefault(self._c.leader_address(meta, tb) or "", []).append(tb)
+            if "" not in by_leader:
+                try:
+                    return TableStats(sum(await asyncio.gather(*(
+                        self._bucket_row_counts(addr, meta.info.table_id, buckets)
+                        for addr, buckets in by_leader.items()))))
+                except FlussError as e:
+                    if not e.is_retriable:
+                        raise
+            await asyncio.sleep(0.1 * attempt)
+        raise FlussError(f"Could not get the stats of '{table_path}': bucket leaders unavailable",
+                         ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+
+    async def _bucket_row_counts(self, address: str, table_id: int, buckets: list[TableBucket]) -> int:
+        resp = await self._c.tablet_call(address, "GetTableStats", pb.GetTableStatsRequest(table_id=table_id, buckets=[
+            pb.TableStatsBucketPb(partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id)
+            for tb in buckets]))
+        total = 0
+        for r in resp.buckets:
+            err = to_error(r.error)
+            if err is not None:
+                raise err
+            total += r.row_count
+        return total
+
 
 
 PUBLIC_METHODS = [
     "create_database", "drop_database", "list_databases", "database_exists", "get_database_info", "create_table",
     "drop_table", "get_table_info", "list_tables", "table_exists", "create_partition", "drop_partition",
     "list_partition_infos", "get_server_nodes", "list_offsets", "list_partition_offsets", "get_latest_lake_snapshot",
+    "get_table_stats",
 ]
 
 

@@ -446,6 +446,43 @@ async def test_upserts_and_lookups_continue_after_a_leader_is_killed(failover_cl
 # ------------------------------------------------------------------------------------------ bad input
 
 
+async def test_table_stats_count_the_committed_rows_of_every_bucket_and_partition(conn, admin, database):
+    users = await _pk_table(conn, admin, database, "counted", bucket_count=3)
+    writer = users.new_upsert().create_writer()
+    for i in range(400):
+        writer.upsert({"id": i, "name": f"u{i}", "score": 1.0, "city": "Oslo"})
+    await writer.flush()
+    assert (await admin.get_table_stats(users.get_table_path())).row_count == 400
+    for i in range(0, 400, 4):
+        writer.upsert({"id": i, "name": "again", "score": 2.0, "city": "Lima"})  # updates: the count stays
+    for i in range(1, 400, 4):
+        writer.delete({"id": i})
+    writer.delete({"id": 10_000})  # not there: nothing to remove
+    await writer.flush()
+    assert (await admin.get_table_stats(users.get_table_path())).row_count == 300
+
+    schema = pa.schema([("id", pa.int32()), ("day", pa.string()), ("v", pa.int64())])
+    daily = await _pk_table(conn, admin, database, "daily", schema=schema, primary_keys=("id", "day"),
+                            partition_keys=["day"], bucket_count=2)
+    writer = daily.new_upsert().create_writer()
+    for day, n in (("2026-12-01", 70), ("2026-12-02", 30)):
+        for i in range(n):
+            writer.upsert({"id": i, "day": day, "v": i})
+    await writer.flush()
+    assert (await admin.get_table_stats(daily.get_table_path())).row_count == 100
+
+    log_path = TablePath(database, "log_counted")
+    await admin.create_table(log_path, TableDescriptor(Schema(USERS), bucket_count=2))
+    appender = (await conn.get_table(log_path)).new_append().create_writer()
+    for i in range(250):
+        appender.append({"id": i, "name": "n", "score": 0.0, "city": None})
+    await appender.flush()
+    assert (await admin.get_table_stats(log_path)).row_count == 250
+    with pytest.raises(FlussError) as err:
+        await admin.get_table_stats(TablePath(database, "missing"))
+    assert "missing" in str(err.value)
+
+
 async def test_writing_or_looking_up_a_log_table_is_refused(conn, admin, database):
     path = TablePath(database, "plain_log")
     await admin.create_table(path, TableDescriptor(Schema(USERS)))

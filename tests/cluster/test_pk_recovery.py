@@ -113,6 +113,7 @@ async def test_new_leader_restores_snapshot_and_replays_the_changelog(kv_cluster
         await asyncio.sleep(0.2)
     state = await _state_once_served(table)
     assert state == model
+    assert (await admin.get_table_stats(path)).row_count == len(model)  # snapshot's count + the replayed changes
     log_text = (kv_cluster.dir / "logs" / f"tablet-server-{new_leader}.log").read_text()
     assert "from KV snapshot" in log_text, "the new leader did not restore from the snapshot"
 
@@ -137,6 +138,7 @@ async def test_restarted_leader_recovers_the_same_state(kv_cluster, kconn):
     await asyncio.to_thread(kv_cluster.start_tablet_server, leader)
     state = await _state_once_served(table)
     assert state == model
+    assert (await admin.get_table_stats(path)).row_count == len(model)
 
 
 async def test_snapshot_scan_reads_current_rows_with_the_offset_to_continue_from(kv_cluster, kconn):

@@ -102,16 +102,44 @@ async def test_count_star_of_a_log_table_is_answered_from_offsets(batch_env, con
     assert rows(batch_env, f"SELECT COUNT(*) FROM {t} WHERE id < 100") == [(100,)]
     assert rows(batch_env, f"SELECT COUNT(*) FROM {t} /*+ OPTIONS('scan.startup.mode'='latest') */") == [(0,)]
 
-    # primary-key tables are counted by Flink (their row count is in no metadata)
+
+
+async def test_count_star_of_a_primary_key_table_is_answered_from_its_kv_row_counts(batch_env, conn, admin,
+                                                                                     flink_db):
     pk = fluss.TablePath(flink_db, "accounts")
-    await admin.create_table(pk, fluss.TableDescriptor(fluss.Schema(ACCOUNTS, primary_keys=["id"]), bucket_count=2))
+    await admin.create_table(pk, fluss.TableDescriptor(fluss.Schema(ACCOUNTS, primary_keys=["id"]), bucket_count=3))
     writer = (await conn.get_table(pk)).new_upsert().create_writer()
-    for i in range(50):
-        writer.upsert({"id": i % 20, "owner": f"o{i}"})
+    for i in range(500):
+        writer.upsert({"id": i % 200, "owner": f"o{i}"})  # 200 keys, most updated twice
+    for i in range(0, 200, 10):
+        writer.delete({"id": i})
     await writer.flush()
     pk_t = f"{CATALOG}.{flink_db}.accounts"
-    assert "aggregates=" not in scan_line(batch_env.explain_sql(f"SELECT COUNT(*) FROM {pk_t}"))
-    assert rows(batch_env, f"SELECT COUNT(*) FROM {pk_t}") == [(20,)]
+
+    scan = scan_line(batch_env.explain_sql(f"SELECT COUNT(*) FROM {pk_t}"))
+    assert "aggregates=[grouping=[], aggFunctions=[Count1AggFunction()]]" in scan
+    assert rows(batch_env, f"SELECT COUNT(*) FROM {pk_t}") == [(180,)]
+    assert rows(batch_env, f"SELECT COUNT(id) FROM {pk_t}") == [(180,)]
+    # not pushed: a filter on a value column, or a startup mode that reads the changelog
+    for sql in (f"SELECT COUNT(*) FROM {pk_t} WHERE owner > 'o3'",
+                f"SELECT COUNT(*) FROM {pk_t} /*+ OPTIONS('scan.startup.mode'='earliest') */"):
+        assert "aggregates=" not in scan_line(batch_env.explain_sql(sql)), sql
+    assert rows(batch_env, f"SELECT COUNT(*) FROM {pk_t} WHERE id < 50") == [(45,)]
+
+    # a partitioned primary-key table: the partitions the filter keeps
+    daily = fluss.TablePath(flink_db, "daily")
+    await admin.create_table(daily, fluss.TableDescriptor(
+        fluss.Schema(VIEWS, primary_keys=["id", "dt"]), partition_keys=["dt"], bucket_count=2))
+    writer = (await conn.get_table(daily)).new_upsert().create_writer()
+    for dt, n in (("2026-12-01", 30), ("2026-12-02", 12)):
+        for i in range(n):
+            writer.upsert({"id": i, "url": f"/u/{i}", "dt": dt})
+    await writer.flush()
+    d_t = f"{CATALOG}.{flink_db}.daily"
+    assert rows(batch_env, f"SELECT COUNT(*) FROM {d_t}") == [(42,)]
+    sql = f"SELECT COUNT(*) FROM {d_t} WHERE dt = '2026-12-02'"
+    assert "aggregates=" in scan_line(batch_env.explain_sql(sql))
+    assert rows(batch_env, sql) == [(12,)]
 
 
 # ---------------------------------------------------------------- partition pruning

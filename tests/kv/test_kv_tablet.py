@@ -329,3 +329,48 @@ def test_apply_changelog_ignores_update_before_and_rejects_append_only(tablet):
     assert state_of(tablet.scan_all()[0]) == {1: row(1, v=2)}
     with pytest.raises(FlussError, match="change type 0"):
         tablet.apply_changelog(to_batch([row(3)]), [0], 6)
+
+
+# ------------------------------------------------------------------------------------------- row count
+
+
+def test_row_count_moves_with_committed_inserts_and_deletes_only(tablet):
+    tablet.prepare_batch(to_batch([row(k) for k in range(5)]), np.zeros(5, np.uint8), None, 0)  # +I x5 at 0..4
+    assert tablet.row_count == 0  # staged, not committed
+    tablet.flush_up_to(3)
+    assert tablet.row_count == 3
+    # an update (no change), a delete (-1), a delete of a missing key (nothing), a new key (+1), in one batch
+    cl = tablet.prepare_batch(to_batch([row(1, v=9), row(2), row(42), row(7)]), [0, 1, 1, 0], None, 5)
+    assert changelog_records(cl) == [(2, row(1)), (3, row(1, v=9)), (4, row(2)), (1, row(7))]
+    tablet.flush_up_to(9)
+    assert tablet.row_count == 5  # 0, 1, 3, 4, 7
+    tablet.prepare_batch(to_batch([row(8), row(9)]), [0, 0], None, 9)
+    tablet.abort_from(10)  # the second insert's append failed
+    tablet.flush_up_to(11)
+    assert tablet.row_count == 6 == tablet.scan_all()[0].num_rows
+
+
+def test_row_count_survives_restart_and_moves_with_a_replayed_changelog(tmp_path):
+    t = KvTablet.open(tmp_path / "kv", SCHEMA, 1, {})
+    t.prepare_batch(to_batch([row(k) for k in range(4)]), np.zeros(4, np.uint8), None, 0)
+    t.flush_up_to(4)
+    t.close()
+    t = KvTablet.open(tmp_path / "kv", SCHEMA, 1, {})
+    assert t.row_count == 4
+    # replay: +I 10, -U/+U of 1, -D 2 and -D 3
+    t.apply_changelog(to_batch([row(10), row(1), row(1, v=5), row(2), row(3)]), [1, 2, 3, 4, 4], 9)
+    assert t.row_count == 3 == t.scan_all()[0].num_rows
+    t.close()
+
+
+def test_row_count_of_a_store_written_without_it_is_counted_on_open(tmp_path):
+    from fluss.server.kv.tablet import ROW_COUNT_KEY
+
+    t = KvTablet.open(tmp_path / "kv", SCHEMA, 1, {})
+    t.prepare_batch(to_batch([row(k) for k in range(6)]), np.zeros(6, np.uint8), None, 0)
+    t.flush_up_to(6)
+    t.db.delete(ROW_COUNT_KEY)  # as an older version left it
+    t.close()
+    t = KvTablet.open(tmp_path / "kv", SCHEMA, 1, {})
+    assert t.row_count == 6
+    t.close()

@@ -120,12 +120,14 @@ def test_tablet_matches_model(tmp_path, case, seed):
             pending = pending[cut + 1 :]
             assert tablet.flushed_offset >= hw
         assert _lookup_state(tablet, range(keys)) == committed.rows
+        assert tablet.row_count == len(committed.rows)
 
     tablet.flush_up_to(leo)
     assert _lookup_state(tablet, range(keys)) == staged_model.rows
     scanned, offset = tablet.scan_all()
     assert state_of(scanned) == staged_model.rows
     assert offset == leo
+    assert tablet.row_count == len(staged_model.rows)
 
     # Recovery with no snapshot: replaying the whole changelog gives the same state.
     replica = KvTablet.open(tmp_path / "replay", SCHEMA, 1, props)
@@ -134,5 +136,6 @@ def test_tablet_matches_model(tmp_path, case, seed):
         replica.apply_changelog(to_batch([r for _, r in kept_log]), cts, leo)
     assert state_of(replica.scan_all()[0]) == staged_model.rows
     assert replica.flushed_offset == leo
+    assert replica.row_count == len(staged_model.rows)
     replica.close()
     tablet.close()

@@ -760,6 +760,40 @@ class ListOffsetsResponse(_message.Message):
     buckets: _containers.RepeatedCompositeFieldContainer[ListOffsetsBucketResultPb]
     def __init__(self, buckets: _Optional[_Iterable[_Union[ListOffsetsBucketResultPb, _Mapping]]] = ...) -> None: ...
 
+class TableStatsBucketPb(_message.Message):
+    __slots__ = ("partition_id", "bucket_id")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ...) -> None: ...
+
+class GetTableStatsRequest(_message.Message):
+    __slots__ = ("table_id", "buckets")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    buckets: _containers.RepeatedCompositeFieldContainer[TableStatsBucketPb]
+    def __init__(self, table_id: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[TableStatsBucketPb, _Mapping]]] = ...) -> None: ...
+
+class TableStatsBucketResultPb(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "error", "row_count")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    ROW_COUNT_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    error: ErrorInfo
+    row_count: int
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., row_count: _Optional[int] = ...) -> None: ...
+
+class GetTableStatsResponse(_message.Message):
+    __slots__ = ("buckets",)
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    buckets: _containers.RepeatedCompositeFieldContainer[TableStatsBucketResultPb]
+    def __init__(self, buckets: _Optional[_Iterable[_Union[TableStatsBucketResultPb, _Mapping]]] = ...) -> None: ...
+
 class LeaderAndIsrPb(_message.Message):
     __slots__ = ("table_id", "partition_id", "bucket_id", "leader", "leader_epoch", "replicas", "isr", "bucket_epoch")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]

@@ -1169,6 +1169,11 @@ class TabletServiceStub(object):
                 request_serializer=fluss__api__pb2.ListOffsetsRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.ListOffsetsResponse.FromString,
                 _registered_method=True)
+        self.GetTableStats = channel.unary_unary(
+                '/fluss.rpc.TabletService/GetTableStats',
+                request_serializer=fluss__api__pb2.GetTableStatsRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.GetTableStatsResponse.FromString,
+                _registered_method=True)
         self.NotifyLeaderAndIsr = channel.unary_unary(
                 '/fluss.rpc.TabletService/NotifyLeaderAndIsr',
                 request_serializer=fluss__api__pb2.NotifyLeaderAndIsrRequest.SerializeToString,
@@ -1232,6 +1237,12 @@ class TabletServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetTableStats(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def NotifyLeaderAndIsr(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -1286,6 +1297,11 @@ def add_TabletServiceServicer_to_server(servicer, server):
                     servicer.ListOffsets,
                     request_deserializer=fluss__api__pb2.ListOffsetsRequest.FromString,
                     response_serializer=fluss__api__pb2.ListOffsetsResponse.SerializeToString,
+            ),
+            'GetTableStats': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetTableStats,
+                    request_deserializer=fluss__api__pb2.GetTableStatsRequest.FromString,
+                    response_serializer=fluss__api__pb2.GetTableStatsResponse.SerializeToString,
             ),
             'NotifyLeaderAndIsr': grpc.unary_unary_rpc_method_handler(
                     servicer.NotifyLeaderAndIsr,
@@ -1514,6 +1530,33 @@ class TabletService(object):
             '/fluss.rpc.TabletService/ListOffsets',
             fluss__api__pb2.ListOffsetsRequest.SerializeToString,
             fluss__api__pb2.ListOffsetsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetTableStats(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.TabletService/GetTableStats',
+            fluss__api__pb2.GetTableStatsRequest.SerializeToString,
+            fluss__api__pb2.GetTableStatsResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -23,7 +23,9 @@ each other before they are committed.
 ``flushed_offset`` is the log offset up to which (exclusive) RocksDB holds every change. It is written in
 the same ``WriteBatch`` as the data (reserved key :data:`FLUSHED_OFFSET_KEY`, outside the key space of
 encoded primary keys, which start with 0x00/0x01), so it is always consistent with the data and travels
-inside snapshots. Writes skip RocksDB's WAL: the log is the write-ahead log, and a crash loses at most a
+inside snapshots. ``row_count``, the number of keys RocksDB holds, is kept the same way
+(:data:`ROW_COUNT_KEY`): each changelog record that creates a key (+I) adds one, each that removes one (-D)
+subtracts one, counted per batch with numpy, so ``COUNT(*)`` needs no scan. Writes skip RocksDB's WAL: the log is the write-ahead log, and a crash loses at most a
 suffix of flushed batches together with their offset, which recovery replays with :meth:`apply_changelog`.
 
 A tablet is used from one thread at a time per operation; an internal lock serialises the write path,
@@ -63,6 +65,8 @@ from fluss.types import RowSchema
 
 #: Reserved RocksDB key holding the flushed log offset (8 bytes big-endian).
 FLUSHED_OFFSET_KEY = b"\xff\xfffluss.kv.flushed-log-offset"
+#: Reserved RocksDB key holding the number of keys (8 bytes big-endian), written with the flushed offset.
+ROW_COUNT_KEY = b"\xff\xfffluss.kv.row-count"
 #: First byte of every reserved key; encoded primary keys never start with it.
 RESERVED_PREFIX = b"\xff"
 #: Sub-directory of a tablet directory holding the RocksDB files.
@@ -123,10 +127,13 @@ class KvTablet:
         self._lock = threading.RLock()
         raw = db.get(FLUSHED_OFFSET_KEY)
         self._flushed_offset = int.from_bytes(raw, "big") if raw is not None else 0
+        raw = db.get(ROW_COUNT_KEY)
+        self._row_count = int.from_bytes(raw, "big") if raw is not None else _count_keys(db)
         # Pre-write buffer: parallel lists in log-offset order, and the latest staged entry per key.
         self._st_offsets: list[int] = []
         self._st_keys: list[bytes] = []
         self._st_values: list[bytes | None] = []
+        self._st_deltas: list[int] = []  # +1 the record created its key, -1 removed it, 0 replaced its value
         self._index: dict[bytes, tuple[int, bytes | None]] = {}
 
     # ------------------------------------------------------------------ lifecycle
@@ -192,6 +199,11 @@ class KvTablet:
         return self._flushed_offset
 
     @property
+    def row_count(self) -> int:
+        """Number of keys RocksDB holds (the committed rows, those below the flushed offset)."""
+        return self._row_count
+
+    @property
     def staged_count(self) -> int:
         """Number of values in the pre-write buffer."""
         return len(self._st_offsets)
@@ -249,6 +261,7 @@ class KvTablet:
             self._st_offsets.extend(offsets)
             self._st_keys.extend(skeys)
             self._st_values.extend(svalues)
+            self._st_deltas.extend(_key_count_deltas(changelog.change_types, offsets, log_offset))
             self._index.update(zip(skeys, zip(offsets, svalues, strict=True), strict=True))
             return changelog
 
@@ -259,7 +272,7 @@ class KvTablet:
             cut = bisect.bisect_left(self._st_offsets, log_offset)
             if cut == len(self._st_offsets):
                 return
-            del self._st_offsets[cut:], self._st_keys[cut:], self._st_values[cut:]
+            del self._st_offsets[cut:], self._st_keys[cut:], self._st_values[cut:], self._st_deltas[cut:]
             self._index = {
                 k: (o, v) for o, k, v in zip(self._st_offsets, self._st_keys, self._st_values, strict=True)
             }
@@ -278,6 +291,7 @@ class KvTablet:
                 return 0
             cut = bisect.bisect_left(self._st_offsets, high_watermark)
             new_flushed = max(self._flushed_offset, high_watermark)
+            new_count = self._row_count + sum(self._st_deltas[:cut])
             wb = WriteBatch(raw_mode=True)
             keys = self._st_keys[:cut]
             for k, v in zip(keys, self._st_values[:cut], strict=True):
@@ -286,12 +300,14 @@ class KvTablet:
                 else:
                     wb.put(k, v)
             wb.put(FLUSHED_OFFSET_KEY, new_flushed.to_bytes(8, "big"))
+            wb.put(ROW_COUNT_KEY, new_count.to_bytes(8, "big"))
             try:
                 db.write(wb, self._write_opts)
             except Exception as e:
                 raise _storage_error(f"RocksDB write of {cut} values failed: {e}") from e
             self._flushed_offset = new_flushed
-            del self._st_offsets[:cut], self._st_keys[:cut], self._st_values[:cut]
+            self._row_count = new_count
+            del self._st_offsets[:cut], self._st_keys[:cut], self._st_values[:cut], self._st_deltas[:cut]
             index = self._index
             for k in keys:
                 entry = index.get(k)
@@ -305,7 +321,9 @@ class KvTablet:
     ) -> None:
         """Replay changelog records (from the log, after the flushed offset) straight into RocksDB:
         +I/+U put the row, -D deletes the key, -U is skipped. ``end_offset`` is the offset after the last
-        record and becomes the flushed offset. Only the last change of each key is written.
+        record and becomes the flushed offset. Only the last change of each key is written. The row count
+        moves by the number of +I records minus the number of -D records: the changelog after the flushed
+        offset was produced from exactly the state RocksDB holds.
 
         Raises:
             FlussError: KV_STORAGE_EXCEPTION if values are staged (recovery happens before serving
@@ -346,9 +364,12 @@ class KvTablet:
                     else:
                         wb.put(keys[i], v)
             new_flushed = max(self._flushed_offset, end_offset)
+            new_count = self._row_count + int(np.count_nonzero(cts == _INSERT)) - int(np.count_nonzero(cts == _DELETE))
             wb.put(FLUSHED_OFFSET_KEY, new_flushed.to_bytes(8, "big"))
+            wb.put(ROW_COUNT_KEY, new_count.to_bytes(8, "big"))
             db.write(wb, self._write_opts)
             self._flushed_offset = new_flushed
+            self._row_count = new_count
 
     # ------------------------------------------------------------------ reads (committed state)
     def lookup(self, keys: Sequence[bytes]) -> list[bytes | None]:
@@ -407,6 +428,7 @@ class KvTablet:
         self._st_offsets.clear()
         self._st_keys.clear()
         self._st_values.clear()
+        self._st_deltas.clear()
         self._index.clear()
 
     def _next_offset_floor(self) -> int:
@@ -593,6 +615,25 @@ class KvTablet:
         st_vals = [None if r is None else next(encoded) for r in st_rows]
         changelog = KvChangelog(rows_to_batch(out_rows, schema), np.array(cts, dtype=np.uint8))
         return changelog, (st_off, st_keys, st_vals)
+
+
+def _key_count_deltas(change_types: np.ndarray, offsets: list[int], log_offset: int) -> list[int]:
+    """Per staged value, how it moves the key count: the change type of the changelog record it was staged
+    with (at ``offsets[i] - log_offset`` in the batch's changelog) is +I (+1), -D (-1) or +U (0)."""
+    if not offsets:
+        return []
+    cts = change_types[np.asarray(offsets, dtype=np.int64) - log_offset]
+    return ((cts == _INSERT).astype(np.int8) - (cts == _DELETE).astype(np.int8)).tolist()
+
+
+def _count_keys(db: Rdict) -> int:
+    """Number of primary keys in a RocksDB written before the row count was kept (read once, on open)."""
+    n = 0
+    for k in db.keys():
+        if k.startswith(RESERVED_PREFIX):
+            break
+        n += 1
+    return n
 
 
 def _empty_batch(schema: pa.Schema) -> pa.RecordBatch:

@@ -202,6 +202,10 @@ class KvReplica:
     def scan(self, limit: int | None) -> tuple[pa.RecordBatch, int]:
         return self._kv().scan_all(limit)
 
+    def row_count(self) -> int:
+        """Number of committed rows (keys) of the bucket."""
+        return self._kv().row_count
+
     def encode_rows(self, rows: pa.RecordBatch) -> bytes:
         """One uncompressed log batch holding ``rows`` (how lookups and scans send rows back)."""
         return build_batch(rows, schema_id=self.replica.table.schema_id, compression=0)

@@ -436,6 +436,14 @@ class ReplicaManager:
         replica = self.leader_or_raise(tb)
         return replica.log.end_offset_for_epoch(epoch)
 
+    def row_count(self, tb: TableBucket) -> int:
+        """Rows of a bucket this server leads: a primary-key bucket's committed keys, a log bucket's records
+        between its log start and its high watermark (what a batch read of it returns)."""
+        replica = self.leader_or_raise(tb)
+        if replica.table.has_primary_key():
+            return self._kv_or_raise(tb).row_count()
+        return max(0, replica.log.high_watermark - replica.log.log_start_offset)
+
     def list_offset(self, tb: TableBucket, offset_type: int, timestamp: int, follower_id: int) -> int:
         replica = self.leader_or_raise(tb)
         if offset_type == 0:

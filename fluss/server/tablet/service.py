@@ -1,4 +1,4 @@
-"""The TabletService: produce, fetch and list-offsets for clients and followers; notifications from the
+"""The TabletService: produce, fetch, list-offsets and table stats for clients and followers; notifications from the
 coordinator. Per-bucket failures are reported in the response, never as gRPC errors."""
 
 from __future__ import annotations
@@ -123,6 +123,17 @@ class TabletServicer(rpc.TabletServiceServicer):
                 res.error.CopyFrom(error_info(e))
             out.append(res)
         return pb.ListOffsetsResponse(buckets=out)
+
+    async def GetTableStats(self, request, context):
+        out = []
+        for b in request.buckets:
+            res = pb.TableStatsBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK)
+            try:
+                res.row_count = self.m.row_count(TableBucket(request.table_id, b.bucket_id, b.partition_id))
+            except Exception as e:  # noqa: BLE001
+                res.error.CopyFrom(error_info(e))
+            out.append(res)
+        return pb.GetTableStatsResponse(buckets=out)
 
     async def OffsetForLeaderEpoch(self, request, context):
         try:

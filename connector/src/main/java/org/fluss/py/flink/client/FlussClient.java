@@ -17,6 +17,8 @@ import org.fluss.py.rpc.GetMetadataRequest;
 import org.fluss.py.rpc.GetMetadataResponse;
 import org.fluss.py.rpc.GetTableInfoRequest;
 import org.fluss.py.rpc.GetTableInfoResponse;
+import org.fluss.py.rpc.GetTableStatsRequest;
+import org.fluss.py.rpc.GetTableStatsResponse;
 import org.fluss.py.rpc.ListOffsetsRequest;
 import org.fluss.py.rpc.ListOffsetsResponse;
 import org.fluss.py.rpc.ListOffsetsBucketResultPb;
@@ -24,6 +26,8 @@ import org.fluss.py.rpc.PartitionMetadataPb;
 import org.fluss.py.rpc.ServerNodePb;
 import org.fluss.py.rpc.TableInfoPb;
 import org.fluss.py.rpc.TableMetadataPb;
+import org.fluss.py.rpc.TableStatsBucketPb;
+import org.fluss.py.rpc.TableStatsBucketResultPb;
 import org.fluss.py.rpc.TabletServiceGrpc;
 
 import java.net.InetSocketAddress;
@@ -38,6 +42,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /**
@@ -267,6 +272,60 @@ public final class FlussClient implements AutoCloseable {
      * {@link #OFFSET_TIMESTAMP} (first offset whose commit timestamp is at or after {@code timestamp}).
      */
     public Map<TableBucket, Long> listOffsets(TablePath path, List<TableBucket> buckets, int type, long timestamp) {
+        return fromLeaders(path, buckets, "ListOffsets", (leader, group) -> {
+            TableBucket first = group.get(0);
+            ListOffsetsRequest.Builder req = ListOffsetsRequest.newBuilder().setFollowerId(-1)
+                    .setOffsetType(type).setTimestamp(timestamp).setTableId(first.tableId)
+                    .setPartitionId(first.partitionId);
+            group.forEach(tb -> req.addBucketIds(tb.bucket));
+            ListOffsetsResponse r = call(() -> tablet(leader).listOffsets(req.build()), "ListOffsets");
+            List<BucketValue> out = new ArrayList<>();
+            for (ListOffsetsBucketResultPb b : r.getBucketsList()) {
+                out.add(new BucketValue(new TableBucket(first.tableId, first.partitionId, b.getBucketId()),
+                        b.getError(), b.getOffset()));
+            }
+            return out;
+        });
+    }
+
+    /**
+     * The row count of each bucket, from its leader: a primary-key bucket's committed keys, a log bucket's records
+     * between its log start and its high watermark.
+     */
+    public Map<TableBucket, Long> rowCounts(TablePath path, List<TableBucket> buckets) {
+        return fromLeaders(path, buckets, "GetTableStats", (leader, group) -> {
+            GetTableStatsRequest.Builder req = GetTableStatsRequest.newBuilder().setTableId(group.get(0).tableId);
+            group.forEach(tb -> req.addBuckets(TableStatsBucketPb.newBuilder()
+                    .setPartitionId(tb.partitionId).setBucketId(tb.bucket)));
+            GetTableStatsResponse r = call(() -> tablet(leader).getTableStats(req.build()), "GetTableStats");
+            List<BucketValue> out = new ArrayList<>();
+            for (TableStatsBucketResultPb b : r.getBucketsList()) {
+                out.add(new BucketValue(new TableBucket(group.get(0).tableId, b.getPartitionId(), b.getBucketId()),
+                        b.getError(), b.getRowCount()));
+            }
+            return out;
+        });
+    }
+
+    /** One bucket's answer in a per-leader request: a value, or the error its leader reported for it. */
+    private static final class BucketValue {
+        final TableBucket bucket;
+        final ErrorInfo error;
+        final long value;
+
+        BucketValue(TableBucket bucket, ErrorInfo error, long value) {
+            this.bucket = bucket;
+            this.error = error;
+            this.value = value;
+        }
+    }
+
+    /**
+     * Asks each bucket's leader for a value, one request per leader and partition; buckets whose leader is unknown,
+     * unreachable or answers with a retriable error are retried against fresh metadata (up to 20 rounds).
+     */
+    private Map<TableBucket, Long> fromLeaders(TablePath path, List<TableBucket> buckets, String what,
+                                               BiFunction<Integer, List<TableBucket>, List<BucketValue>> ask) {
         Map<TableBucket, Long> out = new HashMap<>();
         List<TableBucket> todo = new ArrayList<>(buckets);
         for (int attempt = 0; !todo.isEmpty(); attempt++) {
@@ -280,29 +339,19 @@ public final class FlussClient implements AutoCloseable {
             for (List<TableBucket> g : groups.values()) {
                 TableBucket first = g.get(0);
                 int leader = leader(path, first);
-                ListOffsetsRequest.Builder req = ListOffsetsRequest.newBuilder().setFollowerId(-1)
-                        .setOffsetType(type).setTimestamp(timestamp).setTableId(first.tableId)
-                        .setPartitionId(first.partitionId);
-                Map<Integer, TableBucket> byId = new HashMap<>();
-                for (TableBucket tb : g) {
-                    req.addBucketIds(tb.bucket);
-                    byId.put(tb.bucket, tb);
-                }
                 try {
                     if (leader < 0) {
                         throw new FlussRpcException(44, "No leader for " + first + " of " + path);
                     }
-                    ListOffsetsResponse r = call(() -> tablet(leader).listOffsets(req.build()), "ListOffsets");
-                    for (ListOffsetsBucketResultPb b : r.getBucketsList()) {
-                        TableBucket tb = byId.get(b.getBucketId());
-                        if (b.getError().getCode() == 0) {
-                            out.put(tb, b.getOffset());
-                        } else if (FlussRpcException.isRetriable(b.getError().getCode())) {
-                            invalidate(tb);
-                            retry.add(tb);
-                            last = new FlussRpcException(b.getError().getCode(), b.getError().getMessage());
+                    for (BucketValue b : ask.apply(leader, g)) {
+                        if (b.error.getCode() == 0) {
+                            out.put(b.bucket, b.value);
+                        } else if (FlussRpcException.isRetriable(b.error.getCode())) {
+                            invalidate(b.bucket);
+                            retry.add(b.bucket);
+                            last = new FlussRpcException(b.error.getCode(), b.error.getMessage());
                         } else {
-                            FlussRpcException.check(b.getError(), "ListOffsets of " + path + " " + tb);
+                            FlussRpcException.check(b.error, what + " of " + path + " " + b.bucket);
                         }
                     }
                 } catch (FlussRpcException e) {

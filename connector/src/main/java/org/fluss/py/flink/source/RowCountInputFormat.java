@@ -26,9 +26,10 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * {@code SELECT COUNT(*)} of a log table in batch mode without reading rows: one input split whose single row
- * is the sum over the buckets (of the partitions the partition filter keeps) of {@code high watermark - log
- * start} - exactly what a batch scan would read. A lake-enabled table in {@code full} mode with a lake snapshot
+ * {@code SELECT COUNT(*)} in batch mode without reading rows: one input split whose single row is a sum over the
+ * buckets (of the partitions the partition filter keeps). A primary-key bucket counts the keys its leader's KV
+ * store holds (GetTableStats; the store keeps that count with its data); a log bucket counts {@code high
+ * watermark - log start}: exactly what a batch scan would read. A lake-enabled table in {@code full} mode with a lake snapshot
  * counts like Union Read: the snapshot's rows of those buckets (Paimon's row counts from the manifests; the rows are read only
  * when Paimon cannot tell) plus, per bucket, the log after the snapshot's offset.
  */
@@ -81,6 +82,10 @@ public final class RowCountInputFormat extends GenericInputFormat<RowData> {
             return 0L;
         }
         List<TableBucket> list = new ArrayList<>(buckets.keySet());
+        if (info.getDescriptorPb().getSchema().getPrimaryKeysCount() > 0) {
+            // the KV store of each bucket counts its keys (all of them: the lake holds a copy, never more)
+            return client.rowCounts(path, list).values().stream().mapToLong(Long::longValue).sum();
+        }
         Map<TableBucket, Long> earliest = client.listOffsets(path, list, FlussClient.OFFSET_EARLIEST, 0L);
         Map<TableBucket, Long> latest = client.listOffsets(path, list, FlussClient.OFFSET_LATEST, 0L);
         LakeSnapshot snapshot = unionRead && LakeConfig.isLakeEnabled(info) ? LakeSnapshot.latest(client, path) : null;

@@ -258,15 +258,17 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
     }
 
     /**
-     * {@code SELECT COUNT(*) FROM t} of a log table in batch mode ({@code full}/{@code earliest} mode, no filter,
-     * no point query): answered without reading rows, by {@link RowCountInputFormat}. Primary-key tables (whose
-     * row count is not in any metadata), {@code $changelog}, {@code $lake} and other aggregates are left to Flink.
+     * {@code SELECT COUNT(*) FROM t} in batch mode (no filter but on partition keys, no point query): answered
+     * without reading rows, by {@link RowCountInputFormat}: a log table in {@code full}/{@code earliest} mode from
+     * its offsets, a primary-key table in {@code full} mode from the key counts its KV stores keep.
+     * {@code $changelog}, {@code $lake} and other aggregates are left to Flink.
      */
     @Override
     public boolean applyAggregates(List<int[]> groupingSets, List<AggregateExpression> aggregates,
                                    DataType producedDataType) {
-        if (streaming || changelog || lakeOnly || hasPrimaryKey() || pointKey != null || limit > 0
-                || (startup.kind != StartupMode.Kind.FULL && startup.kind != StartupMode.Kind.EARLIEST)
+        boolean countable = hasPrimaryKey() ? startup.kind == StartupMode.Kind.FULL
+                : startup.kind == StartupMode.Kind.FULL || startup.kind == StartupMode.Kind.EARLIEST;
+        if (streaming || changelog || lakeOnly || pointKey != null || limit > 0 || !countable
                 || groupingSets.size() != 1 || groupingSets.get(0).length != 0 || aggregates.size() != 1) {
             return false;
         }
