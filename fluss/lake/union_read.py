@@ -15,8 +15,10 @@
 
 ``partitions`` (names like ``2024-01-01`` / ``US$2024``, or specs ``{"region": "US"}``) restricts both halves
 to those partitions. Before the first tiering there is no lake snapshot: the whole log is read. When the lake's
-offset of a bucket is below the log start offset (records expired before they were tiered) the gap cannot be
-served and is logged. A partition dropped while it is read is left out of the log half.
+offset of a bucket is below the log start offset (records expired by TTL before they were tiered), a
+primary-key bucket is read from its KV store instead (a snapshot scan: the bucket's current rows replace its
+lake rows and its log); for a log bucket the gap cannot be served and is logged. A partition dropped while it is
+read is left out of the log half.
 """
 
 from __future__ import annotations
@@ -29,11 +31,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fluss.client.kv_scanner import KvSnapshotScanner
 from fluss.errors import ErrorCode, FlussError
+from fluss.key.bucketing import bucket_ids
 from fluss.key.partition import name_to_spec, partition_name_array
 from fluss.lake.log_range import iter_log_range
 from fluss.lake.paimon import PaimonLake, lake_of_table
 from fluss.lake.partitions import (
+    BucketKey,
     PartitionRef,
     bucket_keys,
     current_partitions,
@@ -67,10 +72,38 @@ async def union_read(conn, table_path: TablePath, *, warehouse: str | None = Non
     lake = lake_of_table(info, warehouse)
     snapshot = await latest_lake_snapshot_or_none(conn, table_path)
     lake_rows = await _read_lake_rows(lake, info, snapshot, only)
-    log_rows, change_types = await read_log_after(conn, info, snapshot, partitions=only)
     if not info.has_primary_key():
+        log_rows, _ = await read_log_after(conn, info, snapshot, partitions=only)
         return pa.concat_tables([lake_rows, log_rows])
-    return _apply_changelog(lake_rows, log_rows, change_types, info.get_primary_keys())
+    gaps: dict[BucketKey, str | None] = {}
+    log_rows, change_types = await read_log_after(conn, info, snapshot, partitions=only, kv_gaps=gaps)
+    merged = _apply_changelog(without_buckets(lake_rows, info, gaps), log_rows, change_types,
+                              info.get_primary_keys())
+    if not gaps:
+        return merged
+    current = await asyncio.gather(*(
+        KvSnapshotScanner(conn, info, TableBucket(info.table_id, bucket, pid), None, None).to_arrow()
+        for pid, bucket in gaps))
+    return pa.concat_tables([merged, *(_conform(rows, merged.schema) for rows in current)])
+
+
+def without_buckets(rows: pa.Table, info: TableInfo, buckets: dict[BucketKey, str | None]) -> pa.Table:
+    """``rows`` (in the table's schema) minus those of the given ``(partition id, bucket)`` keys, whose values
+    are the partition names (None when not partitioned): each row's bucket is computed from its bucket key."""
+    if not buckets or rows.num_rows == 0:
+        return rows
+    schema = rows.schema
+    row_buckets = pa.array(bucket_ids(rows, [schema.get_field_index(k) for k in info.get_bucket_keys()],
+                                      info.num_buckets))
+    names = (partition_name_array(rows, [schema.get_field_index(k) for k in info.get_partition_keys()])
+             if info.is_partitioned() else None)
+    drop = pa.array(np.zeros(rows.num_rows, dtype=bool))
+    for (_, bucket), name in buckets.items():
+        hit = pc.equal(row_buckets, bucket)
+        if names is not None:
+            hit = pc.and_(hit, pc.equal(names, name))
+        drop = pc.or_(drop, hit)
+    return rows.filter(pc.invert(drop))
 
 
 async def read_lake(conn, table_path: TablePath, *, warehouse: str | None = None,
@@ -97,9 +130,12 @@ async def _read_lake_rows(lake: PaimonLake, info: TableInfo, snapshot: LakeSnaps
 
 
 async def read_log_after(conn, info: TableInfo, snapshot: LakeSnapshot | None, *,
-                         partitions: set[str] | None = None) -> tuple[pa.Table, np.ndarray]:
+                         partitions: set[str] | None = None,
+                         kv_gaps: dict[BucketKey, str | None] | None = None) -> tuple[pa.Table, np.ndarray]:
     """The log records after the snapshot's offsets up to the current end, and their change types
-    (of every existing partition, or of those named in ``partitions``)."""
+    (of every existing partition, or of those named in ``partitions``). With ``kv_gaps`` (a primary-key
+    table), a bucket whose log no longer reaches back to the lake's offset is not read: it is added there
+    (with its partition name) to be read from its KV store."""
     path = info.table_path
     admin = conn.get_admin()
     parts = await current_partitions(admin, info, partitions)
@@ -113,6 +149,9 @@ async def read_log_after(conn, info: TableInfo, snapshot: LakeSnapshot | None, *
         start = snapshot.get_bucket_offset(TableBucket(info.table_id, bucket, pid)) if snapshot else None
         start = start or 0
         if start < earliest[key]:
+            if kv_gaps is not None:
+                kv_gaps[key] = parts.get(pid) if pid != NO_PARTITION else None
+                continue
             if snapshot is not None or earliest[key] > 0:
                 where = f"bucket {bucket}" if pid == NO_PARTITION else f"partition {parts[pid]} bucket {bucket}"
                 log.warning("%s %s: offsets [%d, %d) expired from the log and are not in the lake",
