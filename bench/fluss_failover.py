@@ -75,6 +75,7 @@ async def _rounds(cluster: LocalCluster, rounds: int) -> Measurement:
                 if r:
                     m.rounds.append(dt)
                 cluster.start_tablet_server(leader)
+                rss.add(f"tablet-server-{leader}", cluster.tablet_server_pid(leader))  # the restarted process
         m.rss_peak_mb = rss.peaks_mb()
         await writer.aclose()
     finally:

@@ -80,7 +80,8 @@ class PeakRss:
         self._thread = threading.Thread(target=self._run, name="bench-rss", daemon=True)
 
     def add(self, name: str, pid: int) -> None:
-        """Starts watching another process (no reset: it was started during the scenario)."""
+        """Starts watching another process (no reset: it was started during the scenario). A name already
+        watched moves to the new process (a restarted server) and keeps the peak seen so far."""
         with self._lock:
             self._pids[name] = pid
 
