@@ -9,6 +9,8 @@ the benchmark rows with primary key ``seq``, 1 bucket, RF=1, filled with ``recov
 2. ``kv.recovery``: the server is started again as is (its data directory intact);
    ``kv.recovery.snapshot``: the bucket's local KV directory is removed first (a replaced disk / new host), so
    the leader must download the KV snapshot and replay the changelog after it;
+   ``kv.recovery.replay``: on a second cluster that takes no KV snapshot (interval 2h), the local KV directory
+   is removed as well, so the leader rebuilds the whole state by replaying the changelog from the log;
 3. the clock runs from the spawn of the new process until lookups of ``PROBE_KEYS`` keys (including the last
    one written) all return their rows. That includes starting the Python process, registering, the
    coordinator's leader election and opening the KV state. Seconds x 1M / rows.
@@ -41,6 +43,7 @@ from fluss.server.cluster import LocalCluster
 SERVER = 0
 SNAPSHOT_INTERVAL = "1s"
 CONFIG = {"kv.snapshot.interval": SNAPSHOT_INTERVAL}
+NO_SNAPSHOT_CONFIG = {"kv.snapshot.interval": "2h"}  # none during the run: recovery replays the changelog
 PROBE_KEYS = 50
 RECOVERY_TIMEOUT_S = 120.0
 WRITE_CHUNK = 50_000
@@ -53,8 +56,9 @@ def _ts(text: str) -> float:
     return datetime.strptime(text, "%Y-%m-%d %H:%M:%S,%f").timestamp()
 
 
-async def _fill(bootstrap: str, rows: int) -> fluss.TablePath:
-    """Creates the table and upserts ``rows`` rows; returns its path once a KV snapshot covers them."""
+async def _fill(bootstrap: str, rows: int, wait_for_snapshot: bool = True) -> fluss.TablePath:
+    """Creates the table and upserts ``rows`` rows; returns its path (once a KV snapshot covers them, if
+    ``wait_for_snapshot``)."""
     conn = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": bootstrap}))
     try:
         admin = conn.get_admin()
@@ -71,7 +75,7 @@ async def _fill(bootstrap: str, rows: int) -> fluss.TablePath:
         await writer.aclose()
         end = (await admin.list_offsets(path, [0], fluss.OffsetSpec.latest()))[0]
         deadline = time.monotonic() + 60
-        while await _snapshot_offset(conn, path) < end:
+        while wait_for_snapshot and await _snapshot_offset(conn, path) < end:
             if time.monotonic() > deadline:
                 raise TimeoutError(f"no KV snapshot reached log offset {end} within 60 s")
             await asyncio.sleep(0.3)
@@ -133,9 +137,8 @@ def _open_report(log_text: str, since: int) -> tuple[str, int, float | None]:
     return source, replayed, took
 
 
-async def _rounds(cluster: LocalCluster, path: fluss.TablePath, rows: int, rounds: int,
-                  from_snapshot: bool) -> Measurement:
-    key = "kv.recovery.snapshot" if from_snapshot else "kv.recovery"
+async def _rounds(cluster: LocalCluster, path: fluss.TablePath, rows: int, rounds: int, key: str,
+                  drop_local: bool) -> Measurement:
     m = Measurement("fluss", key, "s", better="lower")
     probe = sorted({0, rows - 1, *range(0, rows, max(1, rows // PROBE_KEYS))})
     log_path = cluster.dir / "logs" / f"tablet-server-{SERVER}.log"
@@ -144,7 +147,7 @@ async def _rounds(cluster: LocalCluster, path: fluss.TablePath, rows: int, round
     for r in range(rounds + 1):  # round 0 warms up (page cache, the coordinator's first failover)
         cluster.kill_tablet_server(SERVER)
         await asyncio.to_thread(cluster.wait_for_tablet_servers, set(), 30)
-        if from_snapshot:
+        if drop_local:
             for d in _kv_dirs(cluster):
                 shutil.rmtree(d)
         since = log_path.stat().st_size if log_path.exists() else 0
@@ -155,6 +158,8 @@ async def _rounds(cluster: LocalCluster, path: fluss.TablePath, rows: int, round
             await _serving(cluster.bootstrap_servers, path, probe)
         dt = time.perf_counter() - t0
         source, replayed, took = _open_report(log_path.read_text(), since)
+        if drop_local and source == "local RocksDB":
+            source = "an empty store"  # no local state was left and no snapshot was restored
         if r:
             m.rounds.append(dt * 1e6 / rows)
             seconds.append(dt)
@@ -205,25 +210,36 @@ def measure_raw(rows: int, rounds: int) -> Measurement:
     return m
 
 
+#: (cluster config, KV snapshots awaited after the fill, the variants run on that cluster: (key, drop local KV))
+CLUSTERS = (
+    (CONFIG, True, (("kv.recovery", False), ("kv.recovery.snapshot", True))),
+    (NO_SNAPSHOT_CONFIG, False, (("kv.recovery.replay", True),)),
+)
+
+
 async def _run(profile: Profile) -> list[Measurement]:
     rows = profile.recovery_rows
     out: list[Measurement] = []
-    with LocalCluster(tablet_servers=1, server_config=CONFIG, zookeeper_session_timeout="2s") as cluster:
-        t0 = time.monotonic()
-        path = await _fill(cluster.bootstrap_servers, rows)
-        print(f"  recovery fill {rows} rows: {time.monotonic() - t0:.1f}s", flush=True)
-        for from_snapshot in (False, True):
+    for config, snapshots, variants in CLUSTERS:
+        with LocalCluster(tablet_servers=1, server_config=config, zookeeper_session_timeout="2s") as cluster:
             t0 = time.monotonic()
             try:
-                out.append(await _rounds(cluster, path, rows, profile.heavy_rounds, from_snapshot))
-            except Exception as e:  # one variant failing must not hide the other
-                key = "kv.recovery.snapshot" if from_snapshot else "kv.recovery"
-                out.append(Measurement("fluss", key, "s", status=FAILED, note=f"{type(e).__name__}: {e}"))
-            print(f"  fluss {'kv.recovery.snapshot' if from_snapshot else 'kv.recovery'}: "
-                  f"{time.monotonic() - t0:.1f}s", flush=True)
+                path = await _fill(cluster.bootstrap_servers, rows, wait_for_snapshot=snapshots)
+            except Exception as e:  # reported for each variant, the run goes on
+                out += [Measurement("fluss", key, "s", status=FAILED, note=f"fill: {type(e).__name__}: {e}")
+                        for key, _ in variants]
+                continue
+            print(f"  recovery fill {rows} rows: {time.monotonic() - t0:.1f}s", flush=True)
+            for key, drop_local in variants:
+                t0 = time.monotonic()
+                try:
+                    out.append(await _rounds(cluster, path, rows, profile.heavy_rounds, key, drop_local))
+                except Exception as e:  # one variant failing must not hide the others
+                    out.append(Measurement("fluss", key, "s", status=FAILED, note=f"{type(e).__name__}: {e}"))
+                print(f"  fluss {key}: {time.monotonic() - t0:.1f}s", flush=True)
     return out
 
 
 def run(profile: Profile) -> list[Measurement]:
-    """The raw limit, then both recovery variants on their own cluster."""
+    """The raw limit, then the recovery variants (local, snapshot; changelog replay on a second cluster)."""
     return [measure_raw(profile.recovery_rows, profile.rounds)] + asyncio.run(_run(profile))

@@ -67,6 +67,8 @@ SCENARIOS: list[Scenario] = [
              note="kill -9 + restart of the tablet server until lookups succeed; raw = rocksdict open + read all"),
     Scenario("kv.recovery.snapshot", "KV recovery per 1M rows (snap.)", "s", better="lower", raw="kv.recovery",
              note="as above with the local KV directory removed: KV snapshot download + changelog replay"),
+    Scenario("kv.recovery.replay", "KV rebuild per 1M rows (changelog)", "s", better="lower", raw="kv.recovery",
+             note="local KV directory removed and no KV snapshot: the whole changelog replayed from the log"),
     Scenario("log.failover.rf3", "RF=3 leader failover", "s", better="lower",
              note="kill -9 of the leader -> next acks=all write acknowledged (ZooKeeper session timeout 2s)"),
     Scenario("tiering", "lake tiering throughput", "rows/s", raw="tiering",

@@ -371,6 +371,18 @@ class KvTablet:
             self._flushed_offset = new_flushed
             self._row_count = new_count
 
+    def recount_rows(self) -> int:
+        """Counts the keys RocksDB holds and stores that as the row count (after a replay that did not start
+        where the state ended: records between them were lost, so +I/-D no longer add up); returns it."""
+        with self._lock:
+            db = self.db
+            count = _count_keys(db)
+            wb = WriteBatch(raw_mode=True)
+            wb.put(ROW_COUNT_KEY, count.to_bytes(8, "big"))
+            db.write(wb, self._write_opts)
+            self._row_count = count
+            return count
+
     # ------------------------------------------------------------------ reads (committed state)
     def lookup(self, keys: Sequence[bytes]) -> list[bytes | None]:
         """The committed values of encoded primary keys (one batched multi-get; None = absent)."""

@@ -83,7 +83,10 @@ class KvReplica:
                     log.warning("%s has no KV snapshot and its log starts at %d: rows older than that are lost",
                                 self.replica.bucket, log_.log_start_offset)
         self.kv = kv
+        gap = log_.log_start_offset > kv.flushed_offset
         replayed = self.replay(max(kv.flushed_offset, log_.log_start_offset))
+        if gap:  # changes between the state and the log start are gone: the key count is taken afresh
+            kv.recount_rows()
         log.info("KV state of %s ready at offset %d (%d changelog records replayed)", self.replica.bucket,
                  kv.flushed_offset, replayed)
 
