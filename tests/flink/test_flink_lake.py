@@ -16,20 +16,17 @@ import time
 
 import pyarrow as pa
 import pytest
+from lake_helpers import ACCOUNTS, append, create
+from lake_helpers import tier as lake_tier
 
-from fluss import FlussError, OffsetSpec, Schema, TableDescriptor, TablePath
-from fluss.lake.paimon import lake_of_table
-from fluss.lake.snapshot import get_latest_lake_snapshot
-from fluss.lake.tiering import tier_table
+from fluss import OffsetSpec, TablePath
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
-LAKE = {"table.datalake.enabled": "true"}
 EVENTS = pa.schema([
     pa.field("id", pa.int64(), nullable=False), ("name", pa.string()), ("price", pa.decimal128(10, 2)),
     ("day", pa.date32()), ("at", pa.timestamp("us")), ("tag", pa.binary()),
 ])
-ACCOUNTS = pa.schema([pa.field("id", pa.int64(), nullable=False), ("owner", pa.string()), ("balance", pa.int64())])
 VIEWS = pa.schema([pa.field("id", pa.int64(), nullable=False), ("url", pa.string()), ("day", pa.string())])
 STREAM_TIMEOUT_S = 120
 
@@ -50,21 +47,6 @@ def event_tuple(i: int) -> tuple:
             dt.datetime(2026, 1, 1) + dt.timedelta(seconds=i), b"t%d" % i)
 
 
-async def create(conn, path: TablePath, schema: pa.Schema, pk: list[str] | None = None, buckets: int = 3,
-                 partition_keys: list[str] | None = None, **props: str):
-    await conn.get_admin().create_table(path, TableDescriptor(
-        Schema(schema, primary_keys=pk), partition_keys=partition_keys, bucket_count=buckets,
-        properties={**LAKE, **props}))
-    return await conn.get_admin().get_table_info(path)
-
-
-async def append(conn, path: TablePath, *batches: pa.RecordBatch) -> None:
-    writer = (await conn.get_table(path)).new_append().create_writer()
-    for b in batches:
-        writer.write_arrow_batch(b)
-    await writer.flush()
-
-
 async def apply_ops(conn, path: TablePath, ops: list[tuple], state: dict[int, tuple]) -> None:
     """Upserts (``("u", id, owner, balance)``) and deletes (``("d", id)``), mirrored into ``state``."""
     writer = (await conn.get_table(path)).new_upsert().create_writer()
@@ -79,12 +61,8 @@ async def apply_ops(conn, path: TablePath, ops: list[tuple], state: dict[int, tu
 
 
 async def tier(conn, info):
-    """One tiering round of the table, reported to the coordinator."""
-    try:
-        coordinator = await get_latest_lake_snapshot(conn, info.table_path)
-    except FlussError:
-        coordinator = None
-    result = await tier_table(conn, lake_of_table(info), info, coordinator)
+    """One tiering round of the table, reported to the coordinator; it must commit a lake snapshot."""
+    result = await lake_tier(conn, info)
     assert result.snapshot_id is not None, result
     return result
 
