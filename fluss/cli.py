@@ -7,6 +7,8 @@
     fluss cluster stop [--dir DIR]
     fluss tiering start --bootstrap-servers HOST:PORT [--once] [--interval 5s] [--parallelism N]
     fluss tiering status --bootstrap-servers HOST:PORT
+    fluss table list [DATABASE] [--bootstrap-servers HOST:PORT]
+    fluss table describe DATABASE.TABLE [--bootstrap-servers HOST:PORT]
     fluss sql [-f FILE] [--bootstrap-servers HOST:PORT] [--mode batch|streaming] [-D key=value ...]
 """
 
@@ -114,6 +116,25 @@ def _tiering(args: argparse.Namespace, rest: list[str]) -> int:
     return 0
 
 
+def _table(args: argparse.Namespace) -> int:
+    import fluss
+    from fluss.inspect import describe_table, table_names
+
+    async def run() -> None:
+        config = fluss.Config({"bootstrap.servers": args.bootstrap_servers})
+        async with await fluss.FlussConnection.create(config) as conn:
+            if args.action == "list":
+                for name in await table_names(conn, args.name):
+                    print(name)
+                return
+            if args.name is None or args.name.count(".") != 1:
+                raise SystemExit(f"fluss table describe expects DATABASE.TABLE, got {args.name!r}")
+            print(await describe_table(conn, fluss.TablePath(*args.name.split("."))))
+
+    asyncio.run(run())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="fluss", description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -130,6 +151,10 @@ def main(argv: list[str] | None = None) -> int:
     t = sub.add_parser("tiering", help="the lake tiering job (PyFlink) and its progress")
     t.add_argument("action", choices=["start", "status"])
     t.add_argument("--bootstrap-servers", required=True)
+    tb = sub.add_parser("table", help="list tables, or describe one: definition, buckets (leader, ISR, offsets), rows")
+    tb.add_argument("action", choices=["list", "describe"])
+    tb.add_argument("name", nargs="?", help="list: a database (default: all); describe: DATABASE.TABLE")
+    tb.add_argument("--bootstrap-servers", default="127.0.0.1:9123")
     q = sub.add_parser("sql", help="run Flink SQL (PyFlink) with the Fluss connector and catalog fluss_catalog")
     q.add_argument("-f", "--file", help="SQL script (statements end with ';'); without it, read stdin")
     q.add_argument("--bootstrap-servers", default="127.0.0.1:9123")
@@ -143,6 +168,8 @@ def main(argv: list[str] | None = None) -> int:
             return _cluster(args)
         if args.command == "tiering":
             return _tiering(args, rest)
+        if args.command == "table":
+            return _table(args)
         if args.command == "sql":
             from fluss.flink.sql import main as sql_main
 
