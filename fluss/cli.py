@@ -118,7 +118,7 @@ def _tiering(args: argparse.Namespace, rest: list[str]) -> int:
 
 def _table(args: argparse.Namespace) -> int:
     import fluss
-    from fluss.inspect import describe_table, table_names
+    from fluss.table_report import describe_table, table_names
 
     async def run() -> None:
         config = fluss.Config({"bootstrap.servers": args.bootstrap_servers})
