@@ -3,6 +3,8 @@
 On the same ``LocalCluster`` as the log scenarios, a 3-bucket RF=1 table with primary key ``seq``:
 - ``kv.upsert``: ``UpsertWriter.upsert(row)`` for each row of a round (new keys each round; the writer takes rows
   one by one, so this includes the per-row call) then ``flush()``; rows/s.
+- ``kv.upsert.arrow``: the same rows as Arrow batches of ``ARROW_BATCH_ROWS`` through
+  ``UpsertWriter.upsert_arrow_batch`` then ``flush()``, into a table of its own; rows/s.
 - ``kv.lookup.batched``: ``Lookuper.lookup(pk)`` for ``LOOKUP_CONCURRENCY`` keys at a time (``asyncio.gather``:
   the client batches concurrent lookups into one request per leader); rows/s.
 - ``kv.lookup.latency.p50/p99``: one lookup at a time with ``lookup.batch-timeout`` 1 ms (the default 100 ms
@@ -23,6 +25,7 @@ from bench.model import FAILED, Measurement, Profile
 from bench.monitor import PeakRss
 
 BUCKETS = 3
+ARROW_BATCH_ROWS = 10_000
 LOOKUP_CONCURRENCY = 1_000
 LATENCY_LOOKUPS = 300
 SINGLE_LOOKUP = {"lookup_batch_timeout_ms": 1}
@@ -72,6 +75,30 @@ async def measure_upsert(conn: fluss.FlussConnection, path: fluss.TablePath, pro
         await writer.aclose()
     m.rss_peak_mb = rss.peaks_mb()
     return m, n * len(rounds)
+
+
+async def measure_upsert_arrow(conn: fluss.FlussConnection, path: fluss.TablePath, profile: Profile,
+                               pids: dict[str, int | None]) -> Measurement:
+    """rows/s of ``upsert_arrow_batch`` over batches of ``ARROW_BATCH_ROWS`` rows + ``flush``."""
+    n = profile.kv_rows // 4
+    rounds = [[make_batch(min(ARROW_BATCH_ROWS, n - s), seed=r, start_seq=r * n + s)
+               for s in range(0, n, ARROW_BATCH_ROWS)] for r in range(profile.rounds + 1)]
+    m = Measurement("fluss", "kv.upsert.arrow", "rows/s",
+                    note=f"UpsertWriter.upsert_arrow_batch, {ARROW_BATCH_ROWS}-row batches, {n} rows per round")
+    writer = (await conn.get_table(path)).new_upsert().create_writer()
+    try:
+        with PeakRss(pids) as rss:
+            for r, batches in enumerate(rounds):
+                t0 = time.perf_counter()
+                for batch in batches:
+                    writer.upsert_arrow_batch(batch)
+                await writer.flush()
+                if r:
+                    m.rounds.append(n / (time.perf_counter() - t0))
+    finally:
+        await writer.aclose()
+    m.rss_peak_mb = rss.peaks_mb()
+    return m
 
 
 async def measure_lookups(bootstrap: str, conn: fluss.FlussConnection, path: fluss.TablePath, keys: int,
@@ -138,6 +165,9 @@ async def run_scenarios(bootstrap: str, pids: dict[str, int | None], profile: Pr
             t0 = time.monotonic()
             out += await measure_lookups(bootstrap, conn, path, keys, profile, pids)
             print(f"  fluss kv.lookup: {time.monotonic() - t0:.1f}s", flush=True)
+            t0 = time.monotonic()
+            out.append(await measure_upsert_arrow(conn, await _create_pk_table(conn, "kv_arrow"), profile, pids))
+            print(f"  fluss kv.upsert.arrow: {time.monotonic() - t0:.1f}s", flush=True)
         except Exception as e:  # reported as failed; the log scenarios stand on their own
             out.append(Measurement("fluss", "kv", "", status=FAILED, note=f"{type(e).__name__}: {e}"))
     finally:

@@ -57,6 +57,8 @@ SCENARIOS: list[Scenario] = [
              note="kafka-java: EndToEndLatency, one message in flight"),
     Scenario("kv.upsert", "primary-key upsert", "rows/s", raw="kv.put", peers={"redis": "kv.upsert"},
              note="per-row upsert() calls; raw = rocksdict WriteBatch"),
+    Scenario("kv.upsert.arrow", "primary-key upsert, Arrow batches", "rows/s", raw="kv.put",
+             peers={"redis": "kv.upsert"}, note="upsert_arrow_batch of 10,000-row batches; raw = rocksdict WriteBatch"),
     Scenario("kv.lookup.batched", "lookup, batched", "rows/s", raw="kv.multiget", peers={"redis": "kv.lookup.batched"},
              note="1,000 concurrent lookup() calls; raw = rocksdict multi-get"),
     Scenario("kv.lookup.latency.p50", "lookup, single key p50", "ms", better="lower",

@@ -31,8 +31,9 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket, TableInfo
 from fluss.record.change_type import ChangeType
 from fluss.record.log_batch import build_batch
-from fluss.row_convert import rows_to_batch
+from fluss.row_convert import conform_batch, rows_to_batch
 from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.types import RowSchema
 
 _CHANGE_TYPE_COLUMN = "__change_type__"
 
@@ -159,6 +160,19 @@ class UpsertWriter(_TableWriter):
         self._check_key(pk, self._delete_positional_pk, "delete")
         return self._add_row(_KvOp(ChangeType.Delete, pk))
 
+    def upsert_arrow_batch(self, batch: pa.RecordBatch | pa.Table) -> WriteResultHandle:
+        """Upserts every row of Arrow data at once, in row order: the table's columns (matched by name, types
+        converted without loss), or for a partial-update writer its target columns. The data is checked before
+        anything is queued: a missing or unknown column, a lossy type or a null primary key raise here."""
+        return self._write_conformed(self._conform_columns(batch, self._targets),
+                                     _change_types(ChangeType.UpdateAfter))
+
+    def delete_arrow_batch(self, batch: pa.RecordBatch | pa.Table) -> WriteResultHandle:
+        """Deletes the rows whose primary keys are in the Arrow data (its primary-key columns; other columns
+        are ignored), in row order, as ``delete`` does for one key."""
+        keys = _select(batch, self._pk_names, f"delete_arrow_batch on table '{self._table.table_path}'")
+        return self._write_conformed(self._conform_columns(keys, self._pk_indices), _change_types(ChangeType.Delete))
+
     async def flush(self) -> None:
         """Sends every upsert and delete so far and waits until they are acknowledged (or failed)."""
         await super().flush()
@@ -234,12 +248,51 @@ class UpsertWriter(_TableWriter):
         at = self._delete_positional_pk[len(row)]
         return {k: row[i] for k, i in zip(self._pk_names, at, strict=True)}
 
+    def _conform_columns(self, data: pa.RecordBatch | pa.Table,
+                         columns: list[int] | None) -> pa.RecordBatch | list[pa.RecordBatch]:
+        """Arrow data holding the table columns at ``columns`` (None: every column) conformed to them, then
+        widened to the table's Arrow schema with the other columns null (they are not written)."""
+        if columns is None:
+            return conform_batch(data, self._schema)
+        cols = [self._schema.columns[i] for i in columns]
+        conformed = conform_batch(data, RowSchema(cols, list(self._pk_names)))
+        names = [c.name for c in cols]
+
+        def widen(b: pa.RecordBatch) -> pa.RecordBatch:
+            arrays = [b.column(names.index(f.name)) if f.name in names else pa.nulls(b.num_rows, f.type)
+                      for f in self._arrow_schema]
+            return pa.RecordBatch.from_arrays(arrays, schema=self._arrow_schema)
+
+        return [widen(b) for b in conformed] if isinstance(conformed, list) else widen(conformed)
+
     def _encode_piece(self, piece: pa.RecordBatch) -> bytes:
         n = self._data_columns
         change_types = piece.column(n).to_numpy(zero_copy_only=False).astype(np.uint8)
         data = pa.RecordBatch.from_arrays(piece.columns[:n], schema=self._arrow_schema)
         return build_batch(data, schema_id=self._table.schema_id, compression=self._compression,
                            zstd_level=self._zstd_level, change_types=change_types)
+
+
+def _change_types(change_type: int):
+    """The ``extend`` of an Arrow write: every row of a conformed batch gets ``change_type``."""
+
+    def extend(batch: pa.RecordBatch) -> pa.RecordBatch:
+        types = pa.array(np.full(batch.num_rows, int(change_type), dtype=np.uint8), pa.uint8())
+        return batch.append_column(_CHANGE_TYPE_COLUMN, types)
+
+    return extend
+
+
+def _select(data: pa.RecordBatch | pa.Table, names: list[str], where: str) -> pa.RecordBatch | pa.Table:
+    """The ``names`` columns of Arrow data, naming the first one it lacks."""
+    if not isinstance(data, pa.RecordBatch | pa.Table):
+        raise FlussError(f"{where}: expected a pyarrow RecordBatch or Table, got {type(data).__name__}",
+                         ErrorCode.CLIENT_ERROR)
+    missing = [n for n in names if n not in data.schema.names]
+    if missing:
+        raise FlussError(f"{where}: primary key column '{missing[0]}' is missing from the Arrow data",
+                         ErrorCode.CLIENT_ERROR)
+    return data.select(names)
 
 
 def _short(value: object) -> str:

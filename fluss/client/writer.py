@@ -24,6 +24,7 @@ import logging
 import threading
 import time
 from collections import defaultdict, deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import grpc
@@ -476,13 +477,19 @@ class _TableWriter:
 
     # ------------------------------------------------------------ arrow
 
-    def _write_arrow_batch(self, data: pa.RecordBatch) -> WriteResultHandle:
-        batches = conform_batch(data, self._schema)
+    def _write_arrow_batch(self, data: pa.RecordBatch | pa.Table) -> WriteResultHandle:
+        """Conforms ``data`` to the table schema (naming what is wrong before anything is queued), then queues it."""
+        return self._write_conformed(conform_batch(data, self._schema))
+
+    def _write_conformed(self, batches: pa.RecordBatch | list[pa.RecordBatch],
+                         extend: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None) -> WriteResultHandle:
+        """Splits and queues batches in the table's Arrow schema, after the rows already added;
+        ``extend`` adds per-row columns the encoder reads (an upsert writer's change types)."""
         chunk = _Chunk()
         with self._send_lock:
             self._drain_rows()  # keep the order of earlier appends
             for batch in batches if isinstance(batches, list) else [batches]:
-                self._write_batch(batch, chunk, hold=True)
+                self._write_batch(batch if extend is None else extend(batch), chunk, hold=True)
         self._release_chunk(chunk)
         return WriteResultHandle(chunk)
 

@@ -142,6 +142,58 @@ async def test_partial_update_writes_only_the_target_columns(conn, admin, databa
     assert await lookuper.lookup({"id": 3}) is None
 
 
+async def test_arrow_upserts_and_deletes_apply_in_order_with_row_calls(conn, admin, database):
+    schema = pa.schema([pa.field("id", pa.int32(), nullable=False), ("name", pa.string()),
+                        pa.field("score", pa.float64(), nullable=False), ("city", pa.string())])
+    table = await _pk_table(conn, admin, database, "arrow_upserts", schema=schema, bucket_count=3)
+    writer = table.new_upsert().create_writer()
+    writer.upsert({"id": 0, "name": "row call first", "score": -1.0, "city": None})
+    ids = list(range(3000))
+    handle = writer.upsert_arrow_batch(pa.RecordBatch.from_pydict(  # columns by name, int64 ids narrowed losslessly
+        {"city": ["Oslo"] * 3000, "score": [i / 2 for i in ids], "id": pa.array(ids, pa.int64()),
+         "name": [f"n{i}" for i in ids]}))
+    writer.upsert({"id": 1, "name": "row call after", "score": 1.5, "city": "Lima"})
+    # deletes: any extra columns are ignored (score is NOT NULL but not needed for a delete)
+    writer.delete_arrow_batch(pa.table({"id": pa.array(range(0, 3000, 3), pa.int32()), "other": ["x"] * 1000}))
+    writer.upsert({"id": 3, "name": "back", "score": 3.0, "city": None})  # after its delete: it stays
+    await writer.flush()
+    await handle.wait()
+    lookuper = table.new_lookup().create_lookuper()
+    assert await lookuper.lookup({"id": 0}) is None
+    assert await lookuper.lookup({"id": 1}) == {"id": 1, "name": "row call after", "score": 1.5, "city": "Lima"}
+    assert await lookuper.lookup({"id": 2}) == {"id": 2, "name": "n2", "score": 1.0, "city": "Oslo"}
+    assert await lookuper.lookup({"id": 3}) == {"id": 3, "name": "back", "score": 3.0, "city": None}
+    assert (await admin.get_table_stats(table.get_table_path())).row_count == 2001
+
+    partial = table.new_upsert().partial_update_by_name(["id", "score", "city"]).create_writer()
+    handle = partial.upsert_arrow_batch(pa.RecordBatch.from_pydict({"id": pa.array([1, 2], pa.int32()),
+                                                                    "score": [5.0, 6.0], "city": ["Rome", None]}))
+    await partial.flush()
+    await handle.wait()
+    assert await lookuper.lookup({"id": 1}) == {"id": 1, "name": "row call after", "score": 5.0, "city": "Rome"}
+    assert await lookuper.lookup({"id": 2}) == {"id": 2, "name": "n2", "score": 6.0, "city": None}
+
+    # bad data is refused at the call, naming the column, and nothing of it is written
+    bad = [
+        (writer.upsert_arrow_batch, pa.table({"id": pa.array([7777, None], pa.int32()), "name": ["a", "b"],
+                                              "score": [1.0, 2.0], "city": [None, None]}), "'id'"),
+        (writer.upsert_arrow_batch, pa.table({"id": pa.array([7777], pa.int32()), "name": ["a"]}), "'score'"),
+        (writer.upsert_arrow_batch, pa.table({"id": pa.array([7777], pa.int32()), "name": ["a"], "score": [1.0],
+                                              "city": [None], "zip": [1]}), "'zip'"),
+        (writer.delete_arrow_batch, pa.table({"name": ["a"]}), "'id'"),
+        (partial.upsert_arrow_batch, pa.table({"id": pa.array([7777], pa.int32()), "score": [1.0], "city": ["x"],
+                                               "name": ["not a target"]}), "'name'"),
+        (writer.upsert_arrow_batch, [{"id": 7777}], "RecordBatch"),
+    ]
+    for call, data, named in bad:
+        with pytest.raises(FlussError) as err:
+            call(data)
+        assert named in str(err.value), (named, str(err.value))
+    await writer.flush()
+    assert await lookuper.lookup({"id": 7777}) is None
+    assert (await admin.get_table_stats(table.get_table_path())).row_count == 2001
+
+
 async def test_composite_key_of_many_types(conn, admin, database):
     schema = pa.schema([("k_str", pa.string()), ("k_date", pa.date32()), ("k_dec", pa.decimal128(10, 2)),
                         ("k_ts", pa.timestamp("us")), ("v", pa.binary())])
