@@ -54,26 +54,32 @@ async def _create_pk_table(conn: fluss.FlussConnection, name: str) -> fluss.Tabl
     return path
 
 
-async def measure_upsert(conn: fluss.FlussConnection, path: fluss.TablePath, profile: Profile,
-                         pids: dict[str, int | None]) -> tuple[Measurement, int]:
-    """rows/s of per-row ``upsert`` + ``flush``; returns the measurement and the number of keys written."""
-    n = profile.kv_rows // 4
-    rounds = [make_batch(n, seed=r, start_seq=r * n).to_pylist() for r in range(profile.rounds + 1)]
-    m = Measurement("fluss", "kv.upsert", "rows/s", note=f"UpsertWriter.upsert per row, {n} rows per round")
-    table = await conn.get_table(path)
-    writer = table.new_upsert().create_writer()
+async def _timed_upserts(conn: fluss.FlussConnection, path: fluss.TablePath, m: Measurement, n: int,
+                         rounds: list[list], write, pids: dict[str, int | None]) -> None:
+    """Per round: ``write(writer, item)`` for each item, then ``flush()``; rows/s of every round after the first
+    (the warm-up) into ``m``, with the peak memory."""
+    writer = (await conn.get_table(path)).new_upsert().create_writer()
     try:
         with PeakRss(pids) as rss:
-            for r, rows in enumerate(rounds):
+            for r, items in enumerate(rounds):
                 t0 = time.perf_counter()
-                for row in rows:
-                    writer.upsert(row)
+                for item in items:
+                    write(writer, item)
                 await writer.flush()
                 if r:
                     m.rounds.append(n / (time.perf_counter() - t0))
     finally:
         await writer.aclose()
     m.rss_peak_mb = rss.peaks_mb()
+
+
+async def measure_upsert(conn: fluss.FlussConnection, path: fluss.TablePath, profile: Profile,
+                         pids: dict[str, int | None]) -> tuple[Measurement, int]:
+    """rows/s of per-row ``upsert`` + ``flush``; returns the measurement and the number of keys written."""
+    n = profile.kv_rows // 4
+    rounds = [make_batch(n, seed=r, start_seq=r * n).to_pylist() for r in range(profile.rounds + 1)]
+    m = Measurement("fluss", "kv.upsert", "rows/s", note=f"UpsertWriter.upsert per row, {n} rows per round")
+    await _timed_upserts(conn, path, m, n, rounds, lambda w, row: w.upsert(row), pids)
     return m, n * len(rounds)
 
 
@@ -85,19 +91,7 @@ async def measure_upsert_arrow(conn: fluss.FlussConnection, path: fluss.TablePat
                for s in range(0, n, ARROW_BATCH_ROWS)] for r in range(profile.rounds + 1)]
     m = Measurement("fluss", "kv.upsert.arrow", "rows/s",
                     note=f"UpsertWriter.upsert_arrow_batch, {ARROW_BATCH_ROWS}-row batches, {n} rows per round")
-    writer = (await conn.get_table(path)).new_upsert().create_writer()
-    try:
-        with PeakRss(pids) as rss:
-            for r, batches in enumerate(rounds):
-                t0 = time.perf_counter()
-                for batch in batches:
-                    writer.upsert_arrow_batch(batch)
-                await writer.flush()
-                if r:
-                    m.rounds.append(n / (time.perf_counter() - t0))
-    finally:
-        await writer.aclose()
-    m.rss_peak_mb = rss.peaks_mb()
+    await _timed_upserts(conn, path, m, n, rounds, lambda w, batch: w.upsert_arrow_batch(batch), pids)
     return m
 
 
