@@ -4,9 +4,11 @@ and its row count, as an operator wants to see them."""
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
-from fluss.metadata import OffsetSpec, PartitionInfo, TableInfo, TablePath
+from fluss.lake.partitions import bucket_keys, current_partitions, list_bucket_offsets
+from fluss.metadata import NO_PARTITION, OffsetSpec, TableInfo, TablePath
 
 #: The offsets shown per bucket: log start and log end (the high watermark).
 _SPECS = (OffsetSpec.earliest(), OffsetSpec.latest())
@@ -36,25 +38,19 @@ async def bucket_states(conn, info: TableInfo) -> list[BucketState]:
     """Leader, replicas, ISR and offsets of every bucket (every partition's) of the table."""
     admin = conn.get_admin()
     path = info.table_path
-    partitions: list[PartitionInfo | None] = [None]
-    if info.is_partitioned():
-        partitions = sorted(await admin.list_partition_infos(path), key=lambda p: p.partition_name)
-    resp = await conn.run(conn.cluster.update_metadata(
-        [path], partitions=[(path, p.partition_name) for p in partitions if p is not None]))
-    layout = {(None, b.bucket_id): b for t in resp.tables for b in t.buckets}
-    layout.update({(p.partition_name, b.bucket_id): b for p in resp.partitions for b in p.buckets})
-    buckets = list(range(info.num_buckets))
+    partitions = await current_partitions(admin, info)  # {partition id: name}; empty when not partitioned
+    resp = await conn.run(conn.cluster.update_metadata([path], partitions=[(path, n) for n in partitions.values()]))
+    layout = {(NO_PARTITION, b.bucket_id): b for t in resp.tables for b in t.buckets}
+    layout.update({(p.partition_id, b.bucket_id): b for p in resp.partitions for b in p.buckets})
+    start, end = await asyncio.gather(*(list_bucket_offsets(admin, info, partitions, spec) for spec in _SPECS))
     out = []
-    for p in partitions:
-        name = None if p is None else p.partition_name
-        if name is None:
-            start, end = [await admin.list_offsets(path, buckets, spec) for spec in _SPECS]
-        else:
-            start, end = [await admin.list_partition_offsets(path, name, buckets, spec) for spec in _SPECS]
-        for b in buckets:
-            meta = layout.get((name, b))
-            out.append(BucketState(name, b, meta.leader_id if meta else -1, list(meta.replicas) if meta else [],
-                                   list(meta.isr) if meta else [], start[b], end[b]))
+    for key in sorted(bucket_keys(info, partitions), key=lambda k: (partitions.get(k[0], ""), k[1])):
+        if key not in start or key not in end:
+            continue  # a partition dropped meanwhile
+        meta = layout.get(key)
+        out.append(BucketState(partitions.get(key[0]), key[1], meta.leader_id if meta else -1,
+                               list(meta.replicas) if meta else [], list(meta.isr) if meta else [],
+                               start[key], end[key]))
     return out
 
 

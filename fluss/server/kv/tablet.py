@@ -25,8 +25,9 @@ the same ``WriteBatch`` as the data (reserved key :data:`FLUSHED_OFFSET_KEY`, ou
 encoded primary keys, which start with 0x00/0x01), so it is always consistent with the data and travels
 inside snapshots. ``row_count``, the number of keys RocksDB holds, is kept the same way
 (:data:`ROW_COUNT_KEY`): each changelog record that creates a key (+I) adds one, each that removes one (-D)
-subtracts one, counted per batch with numpy, so ``COUNT(*)`` needs no scan. Writes skip RocksDB's WAL: the log is the write-ahead log, and a crash loses at most a
-suffix of flushed batches together with their offset, which recovery replays with :meth:`apply_changelog`.
+subtracts one, counted per batch with numpy, so ``COUNT(*)`` needs no scan. Writes skip RocksDB's WAL: the
+log is the write-ahead log, and a crash loses at most a suffix of flushed batches together with their offset,
+which recovery replays with :meth:`apply_changelog`.
 
 A tablet is used from one thread at a time per operation; an internal lock serialises the write path,
 flushes and checkpoints so that a checkpoint always matches ``flushed_offset``.
@@ -364,7 +365,8 @@ class KvTablet:
                     else:
                         wb.put(keys[i], v)
             new_flushed = max(self._flushed_offset, end_offset)
-            new_count = self._row_count + int(np.count_nonzero(cts == _INSERT)) - int(np.count_nonzero(cts == _DELETE))
+            created, removed = int(np.count_nonzero(cts == _INSERT)), int(np.count_nonzero(cts == _DELETE))
+            new_count = self._row_count + created - removed
             wb.put(FLUSHED_OFFSET_KEY, new_flushed.to_bytes(8, "big"))
             wb.put(ROW_COUNT_KEY, new_count.to_bytes(8, "big"))
             db.write(wb, self._write_opts)

@@ -29,9 +29,10 @@ import java.util.Map;
  * {@code SELECT COUNT(*)} in batch mode without reading rows: one input split whose single row is a sum over the
  * buckets (of the partitions the partition filter keeps). A primary-key bucket counts the keys its leader's KV
  * store holds (GetTableStats; the store keeps that count with its data); a log bucket counts {@code high
- * watermark - log start}: exactly what a batch scan would read. A lake-enabled table in {@code full} mode with a lake snapshot
- * counts like Union Read: the snapshot's rows of those buckets (Paimon's row counts from the manifests; the rows are read only
- * when Paimon cannot tell) plus, per bucket, the log after the snapshot's offset.
+ * watermark - log start}: exactly what a batch scan would read. A lake-enabled log table in {@code full} mode
+ * with a lake snapshot counts like Union Read: the snapshot's rows of those buckets (Paimon's row counts from the
+ * manifests; the rows are read only when Paimon cannot tell) plus, per bucket, the log after the snapshot's offset.
+ * A primary-key table's KV stores hold all of its keys, so its lake copy is not counted.
  */
 public final class RowCountInputFormat extends GenericInputFormat<RowData> {
     private static final long serialVersionUID = 1L;
