@@ -10,6 +10,7 @@
     fluss table list [DATABASE] [--bootstrap-servers HOST:PORT]
     fluss table describe DATABASE.TABLE [--bootstrap-servers HOST:PORT]
     fluss sql [-f FILE] [--bootstrap-servers HOST:PORT] [--mode batch|streaming] [-D key=value ...]
+    fluss gateway --bootstrap-servers HOST:PORT [--port 8080] [--cluster ID=HOST:PORT ...]
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import sys
 from pathlib import Path
 
 from fluss.errors import FlussError
+from fluss.gateway.command import add_parser as add_gateway_parser
 
 DEFAULT_CLUSTER_DIR = Path("/tmp/fluss-local-cluster")
 
@@ -160,10 +162,13 @@ def main(argv: list[str] | None = None) -> int:
     q.add_argument("--bootstrap-servers", default="127.0.0.1:9123")
     q.add_argument("--mode", choices=["batch", "streaming"], default="streaming", help="execution.runtime-mode")
     q.add_argument("-D", dest="define", action="append", help="a Flink option: key=value")
+    add_gateway_parser(sub)
     args, rest = parser.parse_known_args(argv)
     if rest and not (args.command == "tiering" and args.action == "start"):
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
+        if getattr(args, "handler", None) is not None:
+            return args.handler(args)
         if args.command == "cluster":
             return _cluster(args)
         if args.command == "tiering":
