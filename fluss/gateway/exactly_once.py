@@ -229,6 +229,8 @@ def encode_batches(info: fluss.TableInfo, plan: WritePlan, writer_id: int, key: 
 
 
 async def _partition_ids(conn: fluss.FlussConnection, info: fluss.TableInfo, names: set[str]) -> dict[str, int]:
+    if not names:
+        return {}
     admin = conn.get_admin()
     known = {p.partition_name: p.partition_id for p in await admin.list_partition_infos(info.table_path)}
     missing = names - set(known)

@@ -130,12 +130,11 @@ def decode_rows(rows: Sequence[object], schema: RowSchema, columns: Sequence[str
             name = sorted(unexpected)[0]
             errors.append(RowError(numbers[i], name, "this operation does not write the column (it is not among "
                                    f"the columns written: {', '.join(columns)})"))
-    if errors:
-        raise RowsInvalid(errors)
+    objects = [row if isinstance(row, dict) else {} for row in rows]
     arrays = []
     for name in columns:
         col = schema.column(name)
-        values = [row.get(name, _MISSING) for row in rows]  # type: ignore[union-attr]
+        values = [row.get(name, _MISSING) for row in objects]
         try:
             arrays.append(_column(values, col, name in required, numbers))
         except RowsInvalid as e:
