@@ -68,6 +68,7 @@ _TIMESTAMP = re.compile(r"^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})
 _UNIT_PER_SECOND = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}
 _EPOCH_ORDINAL = _dt.date(1970, 1, 1).toordinal()
 _MISSING = object()
+_SKIP = object()  # a value of a row that is not an object (already reported)
 
 
 @dataclass(frozen=True)
@@ -130,11 +131,10 @@ def decode_rows(rows: Sequence[object], schema: RowSchema, columns: Sequence[str
             name = sorted(unexpected)[0]
             errors.append(RowError(numbers[i], name, "this operation does not write the column (it is not among "
                                    f"the columns written: {', '.join(columns)})"))
-    objects = [row if isinstance(row, dict) else {} for row in rows]
     arrays = []
     for name in columns:
         col = schema.column(name)
-        values = [row.get(name, _MISSING) for row in objects]
+        values = [row.get(name, _MISSING) if isinstance(row, dict) else _SKIP for row in rows]
         try:
             arrays.append(_column(values, col, name in required, numbers))
         except RowsInvalid as e:
@@ -166,7 +166,9 @@ def _column(values: list, col: Column, required: bool, numbers: list[int]) -> pa
     errors: list[RowError] = []
     out: list = []
     for i, v in enumerate(values):
-        if v is _MISSING or v is None:
+        if v is _SKIP:
+            out.append(None)
+        elif v is _MISSING or v is None:
             if required or not t.nullable:
                 errors.append(RowError(numbers[i], col.name, "is missing" if v is _MISSING else
                                        f"is null but the column is {t}"))
