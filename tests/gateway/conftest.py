@@ -6,10 +6,9 @@ import uuid
 
 import httpx
 import pytest_asyncio
+from gateway_helpers import BASE
 
 from fluss.gateway import GatewayConfig, create_app
-
-from gateway_helpers import BASE
 
 
 @pytest_asyncio.fixture(loop_scope="session", scope="session")

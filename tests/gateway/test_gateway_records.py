@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 
 import pyarrow as pa
-from gateway_helpers import BASE, create_table, table_url
+from gateway_helpers import create_table, table_url
 
 import fluss
 

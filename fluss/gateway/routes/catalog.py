@@ -29,7 +29,16 @@ from fluss.gateway.models import (
     TablesResponse,
     ValidateOnlyResponse,
 )
-from fluss.gateway.routes.common import ERRORS, body_doc, body_model, clients, fluss_call, page, path_of, respond
+from fluss.gateway.routes.common import (
+    ERRORS,
+    body_doc,
+    body_model,
+    clients,
+    fluss_call,
+    page,
+    path_of,
+    respond,
+)
 from fluss.gateway.schema_json import descriptor_from_json, table_to_json
 from fluss.key.partition import name_to_spec, partition_spec_to_name
 

@@ -33,7 +33,16 @@ from fluss.gateway.models import (
 )
 from fluss.gateway.render import arrow_stream, rows_to_json
 from fluss.gateway.routes.catalog import bucket_offsets
-from fluss.gateway.routes.common import ERRORS, body_doc, body_model, clients, config, fluss_call, path_of, respond
+from fluss.gateway.routes.common import (
+    ERRORS,
+    body_doc,
+    body_model,
+    clients,
+    config,
+    fluss_call,
+    path_of,
+    respond,
+)
 from fluss.record.change_type import ChangeType
 
 router = APIRouter(prefix="/v1/clusters/{cluster}/databases/{database}/tables/{table}", responses=ERRORS)

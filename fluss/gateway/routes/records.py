@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import asyncio
 
+import orjson
 import pyarrow as pa
 from fastapi import APIRouter, Query, Request
 
-from fluss.gateway.errors import LIMIT_EXCEEDED, UNSUPPORTED_MEDIA_TYPE, GatewayError, invalid
+from fluss.gateway.errors import LIMIT_EXCEEDED, UNSUPPORTED_MEDIA_TYPE, GatewayError, from_fluss, invalid
 from fluss.gateway.exactly_once import Ledger, body_digest, check_key, write_once
 from fluss.gateway.http import ARROW_STREAM, JSON, media_type, read_body
-from fluss.gateway.json_rows import RowsInvalid
-from fluss.gateway.models import ArrowWriteResponse, WriteBody, WriteResponse
+from fluss.gateway.models import WriteBody, WriteResponse
 from fluss.gateway.render import read_arrow_stream
 from fluss.gateway.routes.common import ERRORS, body_doc, clients, config, fluss_call, path_of, respond
 from fluss.gateway.write_plan import WritePlan, plan_arrow, plan_json
 from fluss.gateway.writes import response_of, write
-
-import orjson
 
 router = APIRouter(prefix="/v1/clusters/{cluster}", responses=ERRORS)
 
@@ -82,10 +80,7 @@ async def write_records(request: Request, cluster: str, database: str, table: st
         outcomes = await write(cc, entry, plan)
         doc = response_of(plan, outcomes, acks) if kind != ARROW_STREAM else build()
         if kind == ARROW_STREAM and any(o is not None for o in outcomes):
-            first = next(o for o in outcomes if o is not None)
-            from fluss.gateway.errors import from_fluss
-
-            raise from_fluss(first)
+            raise from_fluss(next(o for o in outcomes if o is not None))
         return respond(doc)
     ledger = _ledger(request, cluster)
     digest = body_digest(str(path), kind or JSON, operation or "", partial_update_columns or "", body)
@@ -122,5 +117,3 @@ def _plan(info, kind: str, body: bytes, operation: str | None, targets: str | No
                            f"{max_rows}: split it")
     return plan_json(info, document)
 
-
-__all__ = ["router", "ArrowWriteResponse", "RowsInvalid"]
