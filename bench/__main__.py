@@ -1,4 +1,4 @@
-"""``python -m bench [--quick | --full] [--only raw,fluss,recovery,tiering,flink,redis,kafka,kafka3,upstream]``:
+"""``python -m bench [--quick | --full] [--only raw,fluss,gateway,recovery,tiering,flink,redis,kafka,kafka3,upstream]``:
 runs the suite, prints the table and writes ``bench/results/latest.json``."""
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from bench import (
     fluss_failover,
     fluss_log,
     fluss_recovery,
+    gateway,
     kafka_peer,
     kafka_rf3,
     lake_tiering,
@@ -34,7 +35,7 @@ from bench.data import LOGICAL_ROW_BYTES, PROJECTED, SCHEMA, arrow_bytes_per_row
 from bench.model import FAILED, Measurement, Profile
 from bench.setup import KAFKA_LIB
 
-FAMILIES = ("raw", "fluss", "recovery", "tiering", "flink", "redis", "kafka", "kafka3", "upstream")
+FAMILIES = ("raw", "fluss", "gateway", "recovery", "tiering", "flink", "redis", "kafka", "kafka3", "upstream")
 
 
 def machine() -> dict:
@@ -75,6 +76,7 @@ def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
     steps: list[tuple[str, Callable[[], list[Measurement]], str, tuple[str, ...]]] = [
         ("raw", lambda: raw.run(profile), "raw", ("*",)),
         ("fluss", lambda: fluss_log.run(profile), "fluss", ("log", "kv.upsert", "kv.lookup")),
+        ("gateway", lambda: gateway.run(profile), "fluss", ("gateway",)),
         ("recovery", lambda: fluss_recovery.run(profile) + fluss_failover.run(profile), "fluss",
          ("kv.recovery", "log.failover")),
         ("tiering", lambda: lake_tiering.run(profile), "fluss", ("tiering",)),

@@ -114,35 +114,30 @@ def plan_json(info: fluss.TableInfo, body: object) -> WritePlan:
     targets = check_targets(info, targets_raw)
     schema = info.row_schema
     pk = info.get_primary_keys()
+    allowed = (UPSERT, DELETE) if pk else (APPEND,)
     ops: list[str] = []
     rows: list[object] = []
     ids: list[str] = []
-    seen_ids: set[str] = set()
     for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise invalid(f"entries[{i}] must be an object with one of append, upsert, delete")
-        kinds = [k for k in (APPEND, UPSERT, DELETE) if k in entry]
-        extra = set(entry) - {APPEND, UPSERT, DELETE, "id"}
-        if extra:
-            raise invalid(f"entries[{i}] has unknown field '{sorted(extra)[0]}'")
-        if len(kinds) != 1:
-            raise invalid(f"entries[{i}] must have exactly one of append, upsert, delete (got "
-                          f"{', '.join(kinds) or 'none'})")
-        op = kinds[0]
-        if pk and op == APPEND:
-            raise invalid(f"entries[{i}] is an append, but '{info.table_path}' is a primary-key table: use upsert "
-                          "or delete")
-        if not pk and op != APPEND:
-            raise invalid(f"entries[{i}] is an {op}, but '{info.table_path}' is a log table: use append")
-        entry_id = entry.get("id", str(i))
-        if not isinstance(entry_id, str):
-            raise invalid(f"entries[{i}].id must be a string")
-        if entry_id in seen_ids:
-            raise invalid(f"entries[{i}].id '{entry_id}' is used twice in the request")
-        seen_ids.add(entry_id)
-        ids.append(entry_id)
+        # the common entries, {"append": {...}} and {"id": "...", "upsert": {...}}, take the fast lane
+        if type(entry) is dict and len(entry) == 1:
+            entry_id, (op, row) = None, next(iter(entry.items()))
+        elif type(entry) is dict and len(entry) == 2 and type(entry.get("id")) is str:
+            entry_id = entry["id"]
+            op, row = next((k, v) for k, v in entry.items() if k != "id")
+        else:
+            op = entry_id = row = None
+        if op not in allowed:
+            _entry_error(info, entry, i)
+        ids.append(str(i) if entry_id is None else entry_id)
         ops.append(op)
-        rows.append(entry[op])
+        rows.append(row)
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        for i, entry_id in enumerate(ids):
+            if entry_id in seen:
+                raise invalid(f"entries[{i}].id '{entry_id}' is used twice in the request")
+            seen.add(entry_id)
     arrow_schema = schema.to_arrow()
     parts: list[tuple[list[int], pa.RecordBatch]] = []
     errors = []
@@ -165,6 +160,24 @@ def plan_json(info: fluss.TableInfo, body: object) -> WritePlan:
         raise RowsInvalid(errors)
     batch = _in_request_order(parts, arrow_schema, len(ops))
     return WritePlan(info, batch, ops, targets, ids)
+
+
+def _entry_error(info: fluss.TableInfo, entry: object, i: int) -> None:
+    """Raises the error of a malformed entry (the slow path: it names what is wrong)."""
+    if not isinstance(entry, dict):
+        raise invalid(f"entries[{i}] must be an object with one of append, upsert, delete")
+    kinds = [k for k in (APPEND, UPSERT, DELETE) if k in entry]
+    extra = set(entry) - {APPEND, UPSERT, DELETE, "id"}
+    if extra:
+        raise invalid(f"entries[{i}] has unknown field '{sorted(extra)[0]}'")
+    if len(kinds) != 1:
+        raise invalid(f"entries[{i}] must have exactly one of append, upsert, delete (got {', '.join(kinds) or 'none'})")
+    if "id" in entry and not isinstance(entry["id"], str):
+        raise invalid(f"entries[{i}].id must be a string")
+    if info.has_primary_key():
+        raise invalid(f"entries[{i}] is an append, but '{info.table_path}' is a primary-key table: use upsert "
+                      "or delete")
+    raise invalid(f"entries[{i}] is an {kinds[0]}, but '{info.table_path}' is a log table: use append")
 
 
 def _in_request_order(parts: list[tuple[list[int], pa.RecordBatch]], schema: pa.Schema, n: int) -> pa.RecordBatch:
