@@ -42,7 +42,7 @@ _STALE_TABLE_CODES = frozenset({ErrorCode.TABLE_NOT_EXIST, ErrorCode.UNKNOWN_TAB
 
 
 @dataclass
-class _CachedTable:
+class CachedTable:
     info: fluss.TableInfo
     table: fluss.FlussTable
     loaded_at: float
@@ -60,7 +60,7 @@ class ClusterClients:
         self._ttl_s = ttl_s
         self._conn: fluss.FlussConnection | None = None
         self._lock = asyncio.Lock()
-        self._tables: dict[fluss.TablePath, _CachedTable] = {}
+        self._tables: dict[fluss.TablePath, CachedTable] = {}
         self._table_locks: dict[fluss.TablePath, asyncio.Lock] = {}
 
     async def connection(self) -> fluss.FlussConnection:
@@ -79,7 +79,7 @@ class ClusterClients:
 
     # ------------------------------------------------------------ tables
 
-    async def table(self, path: fluss.TablePath, fresh: bool = False) -> _CachedTable:
+    async def table(self, path: fluss.TablePath, fresh: bool = False) -> CachedTable:
         """The table's metadata and client objects (metadata at most ``metadata_ttl_s`` old, or fresh)."""
         cached = self._tables.get(path)
         if cached is not None and not fresh and time.monotonic() - cached.loaded_at < self._ttl_s:
@@ -97,7 +97,7 @@ class ClusterClients:
                 return cached
             if cached is not None:
                 await self._close_objects(cached)
-            fresh_entry = _CachedTable(info, table, time.monotonic())
+            fresh_entry = CachedTable(info, table, time.monotonic())
             self._tables[path] = fresh_entry
             return fresh_entry
 
@@ -111,7 +111,7 @@ class ClusterClients:
         if err.error_code in _STALE_TABLE_CODES:
             await self.forget(path)
 
-    async def shared(self, entry: _CachedTable, shape: tuple, build: Callable[[], Any]) -> Any:
+    async def shared(self, entry: CachedTable, shape: tuple, build: Callable[[], Any]) -> Any:
         """The table's object of this shape (a writer, a lookuper), built once off the event loop."""
         obj = entry.objects.get(shape)
         if obj is None:
@@ -122,7 +122,7 @@ class ClusterClients:
                 obj = existing
         return obj
 
-    async def with_scanner(self, entry: _CachedTable, projection: tuple[int, ...] | None,
+    async def with_scanner(self, entry: CachedTable, projection: tuple[int, ...] | None,
                            use: Callable[[fluss.LogScanner], Awaitable[Any]]) -> Any:
         """Runs ``use`` with an idle batch log scanner of this projection (no bucket subscribed), then returns it
         to the pool with every subscription dropped."""
@@ -145,7 +145,7 @@ class ClusterClients:
             else:
                 await _close(scanner)
 
-    async def _close_objects(self, entry: _CachedTable) -> None:
+    async def _close_objects(self, entry: CachedTable) -> None:
         for obj in list(entry.objects.values()):
             await _close(obj)
         entry.objects.clear()

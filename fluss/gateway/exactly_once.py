@@ -52,7 +52,7 @@ import pyarrow.compute as pc
 
 import fluss
 from fluss.errors import ErrorCode, FlussError
-from fluss.gateway.clusters import ClusterClients, _CachedTable
+from fluss.gateway.clusters import CachedTable, ClusterClients
 from fluss.gateway.errors import FAILED_PRECONDITION, GatewayError, from_fluss, invalid
 from fluss.gateway.write_plan import WritePlan
 from fluss.key.bucketing import bucket_ids
@@ -116,7 +116,7 @@ class Ledger:
             await admin.create_table(fluss.TablePath(self.database, name), descriptor, ignore_if_exists=True)
         self._ready = True
 
-    async def _table(self, name: str) -> _CachedTable:
+    async def _table(self, name: str) -> CachedTable:
         await self._ensure()
         return await self.clients.table(fluss.TablePath(self.database, name))
 
@@ -156,7 +156,7 @@ def _reused(key: str) -> GatewayError:
                         "to this table (the body differs): use a new key for a new request")
 
 
-async def write_once(clients: ClusterClients, ledger: Ledger, entry: _CachedTable, plan: WritePlan, key: str,
+async def write_once(clients: ClusterClients, ledger: Ledger, entry: CachedTable, plan: WritePlan, key: str,
                      digest: str, build_response) -> tuple[dict, bool]:
     """Writes ``plan`` exactly once under ``key``; the response (``build_response()`` of this attempt, or the
     stored one of an earlier completed attempt) and whether it is a replay."""

@@ -16,12 +16,12 @@ from __future__ import annotations
 import asyncio
 
 from fluss.errors import ErrorCode, FlussError
-from fluss.gateway.clusters import ClusterClients, _CachedTable
+from fluss.gateway.clusters import CachedTable, ClusterClients
 from fluss.gateway.errors import FLUSS_ERROR_MAP, from_fluss
 from fluss.gateway.write_plan import APPEND, DELETE, WritePlan
 
 
-async def writer_for(clients: ClusterClients, entry: _CachedTable, plan: WritePlan):
+async def writer_for(clients: ClusterClients, entry: CachedTable, plan: WritePlan):
     if not entry.info.has_primary_key():
         return await clients.shared(entry, ("append",), lambda: entry.table.new_append().create_writer())
     targets = tuple(plan.targets) if plan.targets is not None else None
@@ -52,7 +52,7 @@ def _submit(writer, plan: WritePlan) -> list[tuple[int, int, object]]:
     return handles
 
 
-async def write(clients: ClusterClients, entry: _CachedTable, plan: WritePlan) -> list[FlussError | None]:
+async def write(clients: ClusterClients, entry: CachedTable, plan: WritePlan) -> list[FlussError | None]:
     """Writes the plan and waits for its acknowledgement; the outcome of every row (None: written)."""
     writer = await writer_for(clients, entry, plan)
     try:

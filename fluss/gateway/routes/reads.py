@@ -17,7 +17,7 @@ from fastapi import APIRouter, Request, Response
 
 import fluss
 from fluss.errors import ErrorCode, FlussError
-from fluss.gateway.clusters import _CachedTable
+from fluss.gateway.clusters import CachedTable
 from fluss.gateway.errors import LIMIT_EXCEEDED, GatewayError, from_fluss, invalid
 from fluss.gateway.http import ARROW_STREAM, JSON, wants_arrow
 from fluss.gateway.json_rows import RowsInvalid, decode_rows
@@ -173,7 +173,7 @@ async def prefix_lookup(request: Request, cluster: str, database: str, table: st
 
 # ------------------------------------------------------------------------------------------------ scans
 
-async def _scan_plan(cc, entry: _CachedTable, body: ScanBody) -> tuple[dict, dict]:
+async def _scan_plan(cc, entry: CachedTable, body: ScanBody) -> tuple[dict, dict]:
     """Start and end offsets per (partition name, bucket) -> offsets."""
     info = entry.info
     admin = await cc.admin()
