@@ -13,9 +13,9 @@ with one request in flight per bucket, idempotent writer ids and retries. What d
   and the primary key must be among them.
 
 Bad input is refused as early as it can be: a log table, unknown or out-of-range target columns, targets
-without every primary-key column when the writer is created; a missing or null primary-key value in
-``upsert``/``delete`` at once (naming the column); other value errors (wrong type, out of range) fail the
-row's ``WriteResultHandle`` like ``append`` does.
+without every primary-key column when the writer is created; a row or key that cannot be written (missing,
+unknown or null key column, wrong type, out of range: ``fluss.row_check``) in ``upsert``/``delete`` at the
+call, naming the row, column and reason, like ``append`` does.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket, TableInfo
 from fluss.record.change_type import ChangeType
 from fluss.record.log_batch import build_batch
+from fluss.row_check import RowChecker
 from fluss.row_convert import conform_batch, rows_to_batch
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.types import RowSchema
@@ -133,13 +134,22 @@ class UpsertWriter(_TableWriter):
         self._pk_names = list(schema.primary_keys)
         self._pk_indices = schema.primary_key_indices
         ncols = len(schema.columns)
-        # where each primary-key value sits in a positional row of each accepted length
-        self._positional_pk: dict[int, list[int]] = {ncols: self._pk_indices}
-        if self._targets is not None:
-            self._positional_pk.setdefault(len(self._targets), [self._targets.index(i) for i in self._pk_indices])
+        # where each primary-key value sits in a delete's positional key (the key values, or a whole row)
         self._delete_positional_pk = {ncols: self._pk_indices, len(self._pk_indices): list(range(len(self._pk_names)))}
         super().__init__(connection, table)
         self._data_columns = len(self._arrow_schema)
+        where = f"table '{table.table_path}'"
+        if self._targets is None:
+            self._upsert_checker = RowChecker(schema, f"upsert to {where}")
+        else:
+            self._upsert_checker = RowChecker(schema, f"upsert to {where}", columns=self._targets,
+                                              positional={ncols: self._targets,
+                                                          len(self._targets): list(range(len(self._targets)))},
+                                              extra_keys="known")
+        self._delete_checker = RowChecker(schema, f"delete from {where}", columns=self._pk_indices,
+                                          positional={ncols: self._pk_indices,
+                                                      len(self._pk_indices): list(range(len(self._pk_indices)))},
+                                          extra_keys="any")
 
     def _make_sender(self) -> Sender:
         return KvSender(self._io, self._table, self._config, self._budget, target_columns=self._targets)
@@ -148,7 +158,7 @@ class UpsertWriter(_TableWriter):
 
     def upsert(self, row: dict | list | tuple) -> WriteResultHandle:
         """Inserts the row, or replaces (partial update: updates the target columns of) the row with its key."""
-        self._check_key(row, self._positional_pk, "upsert")
+        self._upsert_checker.check(row)
         return self._add_row(_KvOp(ChangeType.UpdateAfter, row))
 
     def delete(self, pk: dict | list | tuple) -> WriteResultHandle:
@@ -157,7 +167,7 @@ class UpsertWriter(_TableWriter):
 
         For a partial-update writer the server (as Fluss does) sets the target columns to null and removes the
         row only when no other non-key column holds a value."""
-        self._check_key(pk, self._delete_positional_pk, "delete")
+        self._delete_checker.check(pk)
         return self._add_row(_KvOp(ChangeType.Delete, pk))
 
     def upsert_arrow_batch(self, batch: pa.RecordBatch | pa.Table) -> WriteResultHandle:
@@ -182,29 +192,8 @@ class UpsertWriter(_TableWriter):
 
     # ------------------------------------------------------------ conversion
 
-    def _check_key(self, row: object, positional: dict[int, list[int]], op: str) -> None:
-        """A cheap check of the primary-key values, so a missing or null key fails at the call."""
-        where = f"{op} on table '{self._table.table_path}'"
-        if isinstance(row, Mapping):
-            for name in self._pk_names:
-                if name not in row:
-                    raise FlussError(f"{where}: primary key column '{name}' is missing from {_short(row)}",
-                                     ErrorCode.CLIENT_ERROR)
-                if row[name] is None:
-                    raise FlussError(f"{where}: primary key column '{name}' is null", ErrorCode.CLIENT_ERROR)
-            return
-        if not isinstance(row, list | tuple):
-            raise FlussError(f"{where}: expected a dict, list or tuple, got {type(row).__name__}",
-                             ErrorCode.CLIENT_ERROR)
-        at = positional.get(len(row))
-        if at is None:
-            lengths = " or ".join(str(n) for n in sorted(positional, reverse=True))
-            raise FlussError(f"{where}: a positional row needs {lengths} values, got {len(row)} "
-                             f"(columns: {', '.join(self._schema.column_names)}; primary key: "
-                             f"{', '.join(self._pk_names)})", ErrorCode.CLIENT_ERROR)
-        for name, i in zip(self._pk_names, at, strict=True):
-            if row[i] is None:
-                raise FlussError(f"{where}: primary key column '{name}' is null", ErrorCode.CLIENT_ERROR)
+    def _user_row(self, op: _KvOp):
+        return op.row
 
     def _rows_to_batch(self, ops: list[_KvOp]) -> pa.RecordBatch:
         """Arrow rows of the table schema plus a trailing change-type column (dropped when encoding)."""
@@ -293,8 +282,3 @@ def _select(data: pa.RecordBatch | pa.Table, names: list[str], where: str) -> pa
         raise FlussError(f"{where}: primary key column '{missing[0]}' is missing from the Arrow data",
                          ErrorCode.CLIENT_ERROR)
     return data.select(names)
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."

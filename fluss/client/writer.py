@@ -41,6 +41,7 @@ from fluss.key.bucketing import bucket_ids
 from fluss.key.partition import partition_names_of
 from fluss.metadata import TableBucket, TableInfo
 from fluss.record.log_batch import HEADER_SIZE, Buffer, build_batch, parse_compression, writer_header
+from fluss.row_check import RowChecker, short_repr
 from fluss.row_convert import conform_batch, rows_to_batch
 from fluss.rpc.errors import to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -90,14 +91,22 @@ class _Chunk:
     done: concurrent.futures.Future = field(default_factory=concurrent.futures.Future)
     pending_batches: int = 0
     row_errors: dict[int, FlussError] = field(default_factory=dict)
+    #: the writer's record of failures (``_Failures``), told of every batch that fails for good
+    failures: _Failures | None = None
+    first_row: int = 0  # the writer's number of the chunk's first row
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def add_pending(self, n: int) -> None:
         with self._lock:
             self.pending_batches += n
 
-    def batch_done(self, error: BaseException | None) -> None:
+    def batch_done(self, error: BaseException | None, record: bool = True) -> None:
+        """One batch of the chunk is acknowledged (``error`` None) or failed for good (recorded for the
+        writer's next flush unless ``record`` is False: the error was raised to the caller instead)."""
         with self._lock:
+            if error is not None and record and self.failures is not None:
+                self.failures.add(error if isinstance(error, FlussError)
+                                  else FlussError(str(error), ErrorCode.CLIENT_ERROR))
             if self.done.done():
                 return
             if error is not None:
@@ -106,6 +115,41 @@ class _Chunk:
             self.pending_batches -= 1
             if self.pending_batches <= 0:
                 self.done.set_result(None)
+
+
+class _Failures:
+    """What a writer could not write since its last ``flush()``: ``flush()`` raises them as one FlussError.
+
+    Rows refused when their chunk was converted, and batches that failed for good at the server, are added
+    from the writing thread, the linger thread and the I/O thread, hence the lock."""
+
+    MAX_KEPT = 20
+
+    def __init__(self, table: str) -> None:
+        self._table = table
+        self._lock = threading.Lock()
+        self._errors: list[FlussError] = []
+        self._count = 0
+
+    def add(self, error: FlussError) -> None:
+        with self._lock:
+            if any(e is error for e in self._errors):  # one failed request reported by each of its batches
+                return
+            self._count += 1
+            if len(self._errors) < self.MAX_KEPT:
+                self._errors.append(error)
+
+    def raise_if_any(self) -> None:
+        """Raises (and forgets) the failures since the last call; one line per failure kept."""
+        with self._lock:
+            errors, count = self._errors, self._count
+            self._errors, self._count = [], 0
+        if not errors:
+            return
+        more = f" (and {count - len(errors)} more)" if count > len(errors) else ""
+        lines = "\n  ".join(e.message for e in errors)
+        raise FlussError(f"{count} write(s) to table '{self._table}' failed since the last flush{more}:\n  {lines}",
+                         errors[0].error_code)
 
 
 @dataclass
@@ -423,7 +467,9 @@ class _TableWriter:
         # took, and writes reach the sender in the order they were made.
         self._send_lock = threading.RLock()
         self._rows: list = []
-        self._chunk = _Chunk()
+        self._failures = _Failures(str(table.table_path))
+        self._rows_added = 0  # rows given to this writer so far: a row's number in error messages
+        self._chunk = self._new_chunk()
         self._budget = MemoryBudget(self._config.writer_buffer_memory_size,
                                     self._config.writer_buffer_wait_timeout_ms / 1000)
         self._io: IoThread = connection.io_thread()
@@ -435,42 +481,68 @@ class _TableWriter:
     def _make_sender(self) -> Sender:
         return Sender(self._io, self._table, self._config, self._budget)
 
+    def _new_chunk(self) -> _Chunk:
+        return _Chunk(failures=self._failures, first_row=self._rows_added)
+
     # ------------------------------------------------------------ rows
 
     def _add_row(self, row: dict | list | tuple) -> WriteResultHandle:
-        if not isinstance(row, dict | list | tuple):
-            raise FlussError(f"A row must be a dict, list or tuple, got {type(row).__name__}", ErrorCode.CLIENT_ERROR)
+        """Queues a row already checked by the caller (``RowChecker``)."""
         with self._lock:
             handle = WriteResultHandle(self._chunk, len(self._rows))
             self._rows.append(row)
+            self._rows_added += 1
             full = len(self._rows) >= ROWS_PER_CHUNK
         if full:
             self._drain_rows()
         return handle
 
     def _drain_rows(self) -> None:
+        """Converts and queues the rows added so far. Never raises: what fails is on the rows' handles and
+        makes the next ``flush()`` raise."""
         with self._send_lock:
             with self._lock:
                 rows, chunk = self._rows, self._chunk
-                self._rows, self._chunk = [], _Chunk()
+                self._rows = []
+                self._chunk = self._new_chunk()
             if not rows:
                 return
             try:
-                batch = self._rows_to_batch(rows)
-            except FlussError:
-                batch = self._convert_valid_rows(rows, chunk)
-            self._write_batch(batch, chunk)
+                try:
+                    batch = self._rows_to_batch(rows)
+                except FlussError:
+                    batch = self._convert_valid_rows(rows, chunk)
+            except Exception as e:  # noqa: BLE001 - unexpected: fail the chunk's handles and the next flush
+                log.warning("converting %d rows for table %s failed", len(rows), self._table.table_path,
+                            exc_info=True)
+                chunk.batch_done(_as_fluss_error(e))
+                return
+            try:
+                self._write_batch(batch, chunk)
+            except Exception:  # noqa: BLE001 - _write_batch failed the chunk; the next flush raises it
+                log.debug("writing %d rows for table %s failed", len(rows), self._table.table_path,
+                          exc_info=True)
 
     def _convert_valid_rows(self, rows: list, chunk: _Chunk) -> pa.RecordBatch:
-        """Slow path after a failed conversion: reject the bad rows alone, keep the others."""
+        """Slow path after a failed conversion: reject the bad rows alone (each fails its handle and makes the
+        next ``flush()`` raise, naming the row, column and reason), keep the others."""
         good = []
         for i, row in enumerate(rows):
             try:
                 self._rows_to_batch([row])
                 good.append(row)
             except FlussError as e:
-                chunk.row_errors[i] = e
+                # the single-row conversion says "row 0"; the row's number in this writer says more
+                detail = e.message.replace(" row 0:", ":", 1)
+                error = FlussError(f"row #{chunk.first_row + i} {short_repr(self._user_row(row))}: {detail}",
+                                   e.error_code)
+                chunk.row_errors[i] = error
+                self._failures.add(error)
         return self._rows_to_batch(good) if good else pa.RecordBatch.from_pylist([], schema=self._arrow_schema)
+
+    def _user_row(self, row):
+        """The row as the user gave it (an upsert writer queues it wrapped with its change type)."""
+        return row
 
     def _rows_to_batch(self, rows: list) -> pa.RecordBatch:
         return rows_to_batch(rows, self._schema)
@@ -485,7 +557,7 @@ class _TableWriter:
                          extend: Callable[[pa.RecordBatch], pa.RecordBatch] | None = None) -> WriteResultHandle:
         """Splits and queues batches in the table's Arrow schema, after the rows already added;
         ``extend`` adds per-row columns the encoder reads (an upsert writer's change types)."""
-        chunk = _Chunk()
+        chunk = self._new_chunk()
         with self._send_lock:
             self._drain_rows()  # keep the order of earlier appends
             for batch in batches if isinstance(batches, list) else [batches]:
@@ -508,7 +580,8 @@ class _TableWriter:
                         b = self._sticky_bucket(partition, self._table.num_buckets) if bucket is None else bucket
                         self._enqueue([(partition, b, self._encode_piece(part))], chunk)
         except BaseException as e:
-            chunk.batch_done(e if isinstance(e, FlussError) else FlussError(str(e), ErrorCode.CLIENT_ERROR))
+            # raised to the caller of an Arrow write (reported there), or recorded for flush() by _drain_rows
+            chunk.batch_done(_as_fluss_error(e), record=not hold)
             raise
         if not hold:
             self._release_chunk(chunk)
@@ -632,19 +705,19 @@ class _TableWriter:
         while True:
             await asyncio.sleep(timeout)
             if self._rows:
-                await asyncio.to_thread(self._drain_rows_logged)
-
-    def _drain_rows_logged(self) -> None:
-        try:
-            self._drain_rows()
-        except Exception:  # noqa: BLE001 - the handles carry the error
-            log.debug("background drain failed", exc_info=True)
+                await asyncio.to_thread(self._drain_rows)
 
     async def flush(self) -> None:
-        """Sends everything written so far and waits until it is acknowledged (or failed)."""
+        """Sends everything written so far and waits until it is acknowledged.
+
+        Raises:
+            FlussError: some of what was written since the last flush was not written (a row the conversion
+                refused, a batch the server refused for good), naming each row or batch and the reason.
+        """
         # also when ``_rows`` is empty: the linger loop may be converting rows it took, not yet sent
         await asyncio.to_thread(self._drain_rows)
         await self._io.wait(self._sender.wait_idle())
+        self._failures.raise_if_any()
 
     async def __aenter__(self):
         return self
@@ -660,6 +733,10 @@ class _TableWriter:
             pass
 
 
+def _as_fluss_error(e: BaseException) -> FlussError:
+    return e if isinstance(e, FlussError) else FlussError(f"{type(e).__name__}: {e}", ErrorCode.CLIENT_ERROR)
+
+
 def _slices(batch: pa.RecordBatch, target_bytes: int):
     """Cuts a batch into pieces of about ``target_bytes`` of Arrow data each."""
     size = batch.nbytes
@@ -672,9 +749,18 @@ def _slices(batch: pa.RecordBatch, target_bytes: int):
 
 
 class AppendWriter(_TableWriter):
-    """Appends rows to a log table."""
+    """Appends rows to a log table.
+
+    ``append`` checks the row at the call (shape, column names, types, ranges: ``fluss.row_check``) and raises
+    FlussError for a row that cannot be written; the Arrow and pandas writes check all of their data at the call.
+    """
+
+    def __init__(self, connection, table: TableInfo) -> None:
+        super().__init__(connection, table)
+        self._checker = RowChecker(self._schema, f"append to table '{table.table_path}'")
 
     def append(self, row: dict | list | tuple) -> WriteResultHandle:
+        self._checker.check(row)
         return self._add_row(row)
 
     def write_arrow_batch(self, batch: pa.RecordBatch) -> WriteResultHandle:
