@@ -1,8 +1,11 @@
 """The client's view of the cluster: which coordinator is active, the servers, and where each bucket leads.
 
 Admin calls go to the active coordinator; the bootstrap list is tried in turn when a coordinator is down or
-answers that it is not active (coordinator failover). Table and partition metadata is cached and refreshed
-on demand (e.g. after a NOT_LEADER_OR_FOLLOWER error).
+answers that it is not active (coordinator failover), for up to the request timeout. Until some server of the
+bootstrap list has answered once, the client does not know there is a cluster at all: then calls give up after
+``connect-timeout`` (a few seconds), with one line naming each address and why it could not be reached
+(connection refused, unknown host, no answer). Table and partition metadata is cached and refreshed on demand
+(e.g. after a NOT_LEADER_OR_FOLLOWER error).
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import grpc
 from fluss.client.config import Config
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import ServerNode, TableBucket, TableInfo, TablePath
+from fluss.rpc.addresses import parse_addresses, unreachable_reason
 from fluss.rpc.channels import ChannelPool
 from fluss.rpc.errors import raise_for_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -34,9 +38,9 @@ class ClusterClient:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.channels = ChannelPool()
-        self.bootstrap = [a.strip() for a in str(config.bootstrap_servers).split(",") if a.strip()]
-        if not self.bootstrap:
-            raise FlussError("'bootstrap.servers' is empty: give at least one host:port", ErrorCode.CLIENT_ERROR)
+        self.bootstrap = parse_addresses(config.bootstrap_servers)
+        self.connect_timeout_s = config.connect_timeout_ms / 1000
+        self._reached = False  # some server of the bootstrap list has answered (there is a cluster)
         self._active: str | None = None
         self.servers: dict[int, ServerNode] = {}
         self.tables: dict[TablePath, TableMetadata] = {}
@@ -46,22 +50,35 @@ class ClusterClient:
     # ------------------------------------------------------------ coordinator calls
 
     async def admin_call(self, method: str, request, timeout_s: float | None = None):
-        """Calls an AdminService method on the active coordinator; raises FlussError for an error response."""
-        deadline = time.monotonic() + (timeout_s or self.request_timeout_s)
+        """Calls an AdminService method on the active coordinator; raises FlussError for an error response,
+        and NETWORK_EXCEPTION naming each address and its cause when none can be reached in time."""
+        start = time.monotonic()
+        timeout = timeout_s or self.request_timeout_s
+        if not self._reached:
+            timeout = min(timeout, self.connect_timeout_s)
+        deadline = start + timeout
         last: Exception | None = None
+        unreachable: dict[str, str] = {}
         while True:
             candidates = ([self._active] if self._active else []) + [a for a in self.bootstrap if a != self._active]
             for address in candidates:
+                attempt_s = 5.0 if self._reached else max(0.5, min(5.0, deadline - time.monotonic()))
                 try:
-                    resp = await getattr(self.channels.admin(address), method)(request, timeout=5)
+                    resp = await getattr(self.channels.admin(address), method)(request, timeout=attempt_s)
                 except grpc.aio.AioRpcError as e:
+                    if e.code() == grpc.StatusCode.UNIMPLEMENTED:
+                        raise FlussError(f"{address} answered {method} with UNIMPLEMENTED: it is not a Fluss "
+                                         f"coordinator (check bootstrap.servers)", ErrorCode.NETWORK_EXCEPTION) from None
                     if e.code() not in _FAILOVER_CODES:
                         raise FlussError(f"{method} to {address} failed: {e.code().name} {e.details()}",
                                          ErrorCode.NETWORK_EXCEPTION) from None
                     last = e
+                    unreachable[address] = unreachable_reason(address, e, attempt_s)
                     if self._active == address:
                         self._active = None
                     continue
+                self._reached = True
+                unreachable.pop(address, None)
                 if resp.error.code == ErrorCode.INVALID_COORDINATOR_EXCEPTION:
                     last = FlussError(resp.error.message, resp.error.code)
                     if self._active == address:
@@ -71,10 +88,18 @@ class ClusterClient:
                 raise_for_error(resp.error)
                 return resp
             if time.monotonic() >= deadline:
-                detail = f"{type(last).__name__}: {last}" if last else "no answer"
-                raise FlussError(f"No active coordinator reachable at {', '.join(self.bootstrap)} ({detail})",
-                                 ErrorCode.NETWORK_EXCEPTION)
+                raise self._unreachable_error(unreachable, last, time.monotonic() - start)
             await asyncio.sleep(0.1)
+
+    def _unreachable_error(self, unreachable: dict[str, str], last: Exception | None, waited_s: float) -> FlussError:
+        if unreachable and len(unreachable) == len(self.bootstrap):
+            causes = "; ".join(f"{a}: {why}" for a, why in unreachable.items())
+            what = "Cannot connect to the Fluss cluster" if not self._reached else "No coordinator reachable"
+            return FlussError(f"{what} (bootstrap.servers={','.join(self.bootstrap)}) after {waited_s:.1f}s: "
+                              f"{causes}", ErrorCode.NETWORK_EXCEPTION)
+        detail = last.message if isinstance(last, FlussError) else "no answer"
+        return FlussError(f"No active coordinator at {', '.join(self.bootstrap)} after {waited_s:.1f}s ({detail})",
+                          ErrorCode.NETWORK_EXCEPTION)
 
     # ------------------------------------------------------------ metadata
 

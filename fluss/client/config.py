@@ -49,7 +49,8 @@ DEFAULTS = {
     SCANNER_CHECK_CRC: "true",
     LOOKUP_MAX_BATCH_SIZE: "128",
     LOOKUP_BATCH_TIMEOUT: "100ms",
-    CONNECT_TIMEOUT: "120s",
+    # how long a client keeps trying to reach a cluster none of whose bootstrap servers has answered yet
+    CONNECT_TIMEOUT: "5s",
     REQUEST_TIMEOUT: "30s",
 }
 

@@ -9,6 +9,7 @@ from fluss.client.cluster_client import ClusterClient
 from fluss.client.config import Config
 from fluss.client.io_thread import IoThread
 from fluss.metadata import TablePath
+from fluss.rpc.addresses import parse_addresses
 from fluss.rpc.gen import fluss_api_pb2 as pb
 
 
@@ -22,10 +23,12 @@ class FlussConnection:
 
     @staticmethod
     async def create(config: Config) -> FlussConnection:
+        """Connects to the cluster of ``bootstrap.servers``; fails within ``connect-timeout`` when none of them
+        can be reached, naming each address and why (see ``ClusterClient``)."""
+        parse_addresses(config.bootstrap_servers)  # a malformed entry fails here, before any thread starts
         io = IoThread(config)
         try:
-            await io.wait(io.client.admin_call("GetServerNodes", pb.GetServerNodesRequest(),
-                                               timeout_s=config.connect_timeout_ms / 1000))
+            await io.wait(io.client.admin_call("GetServerNodes", pb.GetServerNodesRequest()))
         except BaseException:
             await asyncio.to_thread(io.stop)
             raise
