@@ -72,7 +72,8 @@ class ClusterClient:
                     if e.code() not in _FAILOVER_CODES:
                         raise FlussError(f"{method} to {address} failed: {e.code().name} {e.details()}",
                                          ErrorCode.NETWORK_EXCEPTION) from None
-                    last = e
+                    if not isinstance(last, FlussError):  # a standby's answer says more than a timeout
+                        last = e
                     unreachable[address] = unreachable_reason(address, e, attempt_s)
                     if self._active == address:
                         self._active = None

@@ -75,9 +75,18 @@ public class FlussCatalog extends AbstractCatalog {
         return Optional.of(new FlussDynamicTableFactory());
     }
 
+    /** Connects and checks that the cluster answers, as Flink catalogs do when they open: a wrong address fails
+     * {@code CREATE CATALOG} within the connect timeout, naming the address and the cause. */
     @Override
     public void open() throws CatalogException {
-        client = new FlussClient(bootstrapServers);
+        FlussClient c = new FlussClient(bootstrapServers);
+        try {
+            c.checkReachable();
+        } catch (RuntimeException e) {
+            c.close();
+            throw new CatalogException("Catalog '" + getName() + "': " + e.getMessage(), e);
+        }
+        client = c;
     }
 
     @Override

@@ -62,11 +62,18 @@ public final class FlussClient implements AutoCloseable {
     public static final int OFFSET_TIMESTAMP = 2;
     /** Per-attempt deadline of a coordinator call, so a dead address gives way to the next one. */
     static final long ADMIN_ATTEMPT_MS = 10_000L;
+    /**
+     * How long calls keep trying while no bootstrap server has ever answered (client.connect-timeout): a wrong
+     * address fails in seconds, naming itself and the cause, instead of after the whole request timeout.
+     */
+    public static final long DEFAULT_CONNECT_TIMEOUT_MS = 5_000L;
     private static final Set<Status.Code> FAILOVER_CODES = EnumSet.of(Status.Code.UNAVAILABLE,
             Status.Code.DEADLINE_EXCEEDED, Status.Code.CANCELLED);
 
     private final List<InetSocketAddress> bootstrap = new ArrayList<>();
     private final long timeoutMs;
+    private final long connectTimeoutMs;
+    private volatile boolean reached; // some bootstrap server has answered once: there is a cluster
     private final ManagedChannel[] coordinators; // one per bootstrap address, opened on first use
     private int activeCoordinator; // index into bootstrap of the coordinator that last answered
     private final Map<Integer, ManagedChannel> tablets = new ConcurrentHashMap<>();
@@ -83,19 +90,37 @@ public final class FlussClient implements AutoCloseable {
     }
 
     public FlussClient(String bootstrapServers, long timeoutMs) {
+        this(bootstrapServers, timeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
+    }
+
+    public FlussClient(String bootstrapServers, long timeoutMs, long connectTimeoutMs) {
         if (bootstrapServers == null || bootstrapServers.isBlank()) {
             throw new IllegalArgumentException("Option 'bootstrap.servers' is required (host:port[,host:port])");
         }
         for (String s : bootstrapServers.split(",")) {
             String hp = s.trim();
-            int colon = hp.lastIndexOf(':');
-            if (colon <= 0) {
-                throw new IllegalArgumentException("Malformed 'bootstrap.servers' entry '" + hp + "': use host:port");
+            if (hp.isEmpty()) {
+                continue;
             }
-            bootstrap.add(InetSocketAddress.createUnresolved(hp.substring(0, colon),
-                    Integer.parseInt(hp.substring(colon + 1))));
+            int colon = hp.lastIndexOf(':');
+            String host = colon > 0 ? hp.substring(0, colon).replace("[", "").replace("]", "") : "";
+            int port = -1;
+            try {
+                port = colon > 0 ? Integer.parseInt(hp.substring(colon + 1)) : -1;
+            } catch (NumberFormatException e) {
+                // reported below
+            }
+            if (host.isEmpty() || port < 1 || port > 65535) {
+                throw new IllegalArgumentException("Invalid 'bootstrap.servers' entry '" + hp
+                        + "': use host:port (port 1-65535)");
+            }
+            bootstrap.add(InetSocketAddress.createUnresolved(host, port));
+        }
+        if (bootstrap.isEmpty()) {
+            throw new IllegalArgumentException("Option 'bootstrap.servers' is empty: give host:port[,host:port]");
         }
         this.timeoutMs = timeoutMs;
+        this.connectTimeoutMs = connectTimeoutMs;
         this.coordinators = new ManagedChannel[bootstrap.size()];
     }
 
@@ -142,8 +167,10 @@ public final class FlussClient implements AutoCloseable {
      * timeout). Each attempt has its own deadline of at most {@link #ADMIN_ATTEMPT_MS}.
      */
     public <R extends Message> R adminCall(Function<AdminServiceGrpc.AdminServiceBlockingStub, R> rpc, String what) {
-        long deadline = System.currentTimeMillis() + timeoutMs;
+        long start = System.currentTimeMillis();
+        long deadline = start + (reached ? timeoutMs : Math.min(timeoutMs, connectTimeoutMs));
         FlussRpcException last = null;
+        Map<Integer, String> unreachable = new java.util.TreeMap<>();
         while (true) {
             int first;
             synchronized (this) {
@@ -151,22 +178,30 @@ public final class FlussClient implements AutoCloseable {
             }
             for (int i = 0; i < bootstrap.size(); i++) {
                 int index = (first + i) % bootstrap.size();
+                long attemptMs = reached ? Math.min(timeoutMs, ADMIN_ATTEMPT_MS)
+                        : Math.max(500L, Math.min(ADMIN_ATTEMPT_MS, deadline - System.currentTimeMillis()));
                 R r;
                 try {
                     r = rpc.apply(AdminServiceGrpc.newBlockingStub(coordinatorChannel(index))
-                            .withDeadlineAfter(Math.min(timeoutMs, ADMIN_ATTEMPT_MS), TimeUnit.MILLISECONDS));
+                            .withDeadlineAfter(attemptMs, TimeUnit.MILLISECONDS));
                 } catch (StatusRuntimeException e) {
                     if (!FAILOVER_CODES.contains(e.getStatus().getCode())) {
                         throw new FlussRpcException(FlussRpcException.NETWORK_EXCEPTION,
-                                what + " to " + bootstrap.get(index) + " failed: " + e.getStatus());
+                                what + " to " + address(index) + " failed: " + e.getStatus());
                     }
-                    last = new FlussRpcException(FlussRpcException.NETWORK_EXCEPTION,
-                            what + " to " + bootstrap.get(index) + " failed: " + e.getStatus());
+                    unreachable.put(index, unreachableReason(index, e.getStatus(), attemptMs));
+                    if (last == null || last.code() == FlussRpcException.NETWORK_EXCEPTION) {
+                        // a standby's answer says more than a timeout: keep it
+                        last = new FlussRpcException(FlussRpcException.NETWORK_EXCEPTION,
+                                what + " to " + address(index) + " failed: " + unreachable.get(index));
+                    }
                     continue;
                 }
+                reached = true;
+                unreachable.remove(index);
                 ErrorInfo error = errorOf(r);
                 if (error != null && error.getCode() == FlussRpcException.INVALID_COORDINATOR) {
-                    last = new FlussRpcException(error.getCode(), what + " to " + bootstrap.get(index) + ": "
+                    last = new FlussRpcException(error.getCode(), what + " to " + address(index) + ": "
                             + error.getMessage());
                     continue;
                 }
@@ -176,10 +211,65 @@ public final class FlussClient implements AutoCloseable {
                 return r;
             }
             if (System.currentTimeMillis() >= deadline) {
+                if (unreachable.size() == bootstrap.size()) {
+                    StringBuilder causes = new StringBuilder();
+                    for (Map.Entry<Integer, String> e : unreachable.entrySet()) {
+                        causes.append(causes.length() == 0 ? "" : "; ").append(address(e.getKey())).append(": ")
+                                .append(e.getValue());
+                    }
+                    throw new FlussRpcException(FlussRpcException.NETWORK_EXCEPTION,
+                            (reached ? "No coordinator reachable" : "Cannot connect to the Fluss cluster")
+                                    + " (bootstrap.servers=" + bootstrapText() + ") after "
+                                    + String.format(java.util.Locale.ROOT, "%.1f",
+                                            (System.currentTimeMillis() - start) / 1000.0)
+                                    + "s: " + causes);
+                }
                 throw last;
             }
             sleep(200);
         }
+    }
+
+    private String address(int index) {
+        InetSocketAddress a = bootstrap.get(index);
+        return a.getHostString() + ":" + a.getPort();
+    }
+
+    private String bootstrapText() {
+        StringBuilder b = new StringBuilder();
+        for (int i = 0; i < bootstrap.size(); i++) {
+            b.append(i == 0 ? "" : ",").append(address(i));
+        }
+        return b.toString();
+    }
+
+    /** A few words on why a bootstrap address could not be reached (no gRPC debug text). */
+    private String unreachableReason(int index, Status status, long attemptMs) {
+        if (status.getCode() == Status.Code.DEADLINE_EXCEEDED) {
+            return "no answer within " + attemptMs / 1000.0 + "s";
+        }
+        for (Throwable t = status.getCause(); t != null; t = t.getCause()) {
+            if (t instanceof java.net.UnknownHostException) {
+                return "unknown host '" + bootstrap.get(index).getHostString() + "'";
+            }
+            if (t instanceof java.net.ConnectException) {
+                return "connection refused (nothing is listening there)";
+            }
+        }
+        String d = status.getDescription() == null ? status.getCode().name() : status.getDescription();
+        if (d.contains("Connection refused")) {
+            return "connection refused (nothing is listening there)";
+        }
+        if (d.contains("UnknownHost") || d.contains("Unable to resolve") || d.contains("unresolved address")) {
+            return "unknown host '" + bootstrap.get(index).getHostString() + "'";
+        }
+        return d.lines().findFirst().orElse(d);
+    }
+
+    /** Checks that the cluster answers (one GetServerNodes call): fails fast, see {@link #adminCall}. */
+    public void checkReachable() {
+        adminCall(a -> a.getServerNodes(org.fluss.py.rpc.GetServerNodesRequest.getDefaultInstance()),
+                "GetServerNodes");
     }
 
     private static ErrorInfo errorOf(Message response) {

@@ -94,11 +94,36 @@ class CoordinatorFailoverTest {
 
     @Test
     void failsNamingTheLastErrorWhenNoCoordinatorIsActive() throws Exception {
+        // the first gRPC call of a JVM loads Netty and can take seconds on a busy machine: not under test here
+        try (FlussClient warm = new FlussClient("127.0.0.1:" + serve(new FakeCoordinator("warm", true)), 60_000L,
+                60_000L)) {
+            listDatabases(warm);
+        }
         FakeCoordinator standby = new FakeCoordinator("standby", false);
-        try (FlussClient client = new FlussClient("127.0.0.1:" + serve(standby), 500L)) {
+        try (FlussClient client = new FlussClient("127.0.0.1:" + serve(standby), 3_000L)) {
             FlussRpcException e = assertThrows(FlussRpcException.class, () -> listDatabases(client));
-            assertEquals(FlussRpcException.INVALID_COORDINATOR, e.code());
+            assertEquals(FlussRpcException.INVALID_COORDINATOR, e.code(), e.getMessage());
             assertTrue(e.getMessage().contains("standby"), e.getMessage());
         }
+    }
+
+    @Test
+    void anUnreachableClusterFailsWithinTheConnectTimeoutNamingAddressAndCause() throws Exception {
+        String dead = "127.0.0.1:" + closedPort();
+        long start = System.nanoTime();
+        try (FlussClient client = new FlussClient(dead, 30_000L, 1_000L)) {
+            FlussRpcException e = assertThrows(FlussRpcException.class, client::checkReachable);
+            long waitedMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertTrue(waitedMs < 5_000, "waited " + waitedMs + " ms, not the 30 s request timeout");
+            assertTrue(e.getMessage().contains("Cannot connect to the Fluss cluster"), e.getMessage());
+            assertTrue(e.getMessage().contains(dead + ": connection refused"), e.getMessage());
+        }
+        try (FlussClient client = new FlussClient("no-such-host.invalid:9123", 30_000L, 1_000L)) {
+            FlussRpcException e = assertThrows(FlussRpcException.class, client::checkReachable);
+            assertTrue(e.getMessage().contains("unknown host 'no-such-host.invalid'"), e.getMessage());
+        }
+        IllegalArgumentException bad = assertThrows(IllegalArgumentException.class,
+                () -> new FlussClient("127.0.0.1"));
+        assertTrue(bad.getMessage().contains("'127.0.0.1'"), bad.getMessage());
     }
 }
