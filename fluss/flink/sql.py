@@ -17,12 +17,23 @@ from __future__ import annotations
 
 import re
 import sys
+import traceback
+from pathlib import Path
 from typing import Any, TextIO
 
 from fluss.flink import add_connector_jars
+from fluss.flink.jvm_output import drain_gateway_stderr
 
 DEFAULT_CATALOG = "fluss_catalog"
 RUNTIME_MODE = "execution.runtime-mode"
+
+#: Options the session sets unless the user does, with the reason it prints when it starts.
+SESSION_DEFAULTS = {
+    "table.exec.sink.require-on-conflict": (
+        "false", "a plain INSERT INTO a primary-key table works as in Fluss's docs (the Fluss sink upserts by key; "
+        "Flink 2.3 otherwise asks for an ON CONFLICT clause)"),
+}
+HISTORY_FILE = Path.home() / ".fluss" / "sql_history"
 
 _SET = re.compile(r"^SET\s+'([^']+)'\s*=\s*'([^']*)'$", re.IGNORECASE)
 _CREATE_CATALOG = re.compile(r"^CREATE\s+CATALOG\s+(IF\s+NOT\s+EXISTS\s+)?`?(\w+)`?", re.IGNORECASE)
@@ -31,8 +42,24 @@ _SET_BEGIN = re.compile(r"^(EXECUTE\s+STATEMENT\s+SET\s+BEGIN|BEGIN\s+STATEMENT\
 
 def _pieces(text: str) -> tuple[list[str], str]:
     """Splits at top-level ``;``; returns the complete pieces and the unterminated rest."""
-    out, buf = [], []
+    pieces, rest = _pieces_at(text)
+    return [p for _, p in pieces], rest[1]
+
+
+def _pieces_at(text: str) -> tuple[list[tuple[int, str]], tuple[int, str]]:
+    """Like :func:`_pieces`, with the offset in ``text`` where each piece (and the rest) starts."""
+    out: list[tuple[int, str]] = []
+    buf: list[str] = []
+    start: int | None = None  # offset of the piece's first non-blank character
     i, n = 0, len(text)
+
+    def flush_piece() -> None:
+        nonlocal buf, start
+        piece = "".join(buf).strip()
+        if piece:
+            out.append((start if start is not None else i, piece))
+        buf, start = [], None
+
     while i < n:
         ch = text[i]
         if ch in ("'", '"', "`"):
@@ -44,6 +71,7 @@ def _pieces(text: str) -> tuple[list[str], str]:
                         continue
                     break
                 j += 1
+            start = i if start is None else start
             buf.append(text[i:j + 1])
             i = j + 1
         elif text.startswith("--", i):
@@ -55,45 +83,59 @@ def _pieces(text: str) -> tuple[list[str], str]:
             i = n if j < 0 else j + 2
             buf.append(" ")
         elif ch == ";":
-            out.append("".join(buf).strip())
-            buf = []
+            flush_piece()
             i += 1
         else:
+            if start is None and not ch.isspace():
+                start = i
             buf.append(ch)
             i += 1
-    return [p for p in out if p], "".join(buf).strip()
+    rest = "".join(buf).strip()
+    return out, (start if start is not None else n, rest)
 
 
 def _group_statement_sets(pieces: list[str]) -> tuple[list[str], list[str]]:
     """Joins the pieces of statement sets; returns the statements and an unfinished statement set (if any)."""
-    out: list[str] = []
+    statements, unfinished = _group_located([(0, p) for p in pieces])
+    return [s for _, s in statements], unfinished
+
+
+def _group_located(pieces: list[tuple[int, str]]) -> tuple[list[tuple[int, str]], list[str]]:
+    """:func:`_group_statement_sets` of ``(offset, piece)``; a statement keeps the offset of its first piece."""
+    out: list[tuple[int, str]] = []
     current: list[str] | None = None
-    for p in pieces:
+    current_at = 0
+    for at, p in pieces:
         if current is not None:
             current.append(p)
             if p.upper() == "END":
                 head = current[0]
                 if head.upper().startswith("BEGIN"):  # BEGIN STATEMENT SET; ...; END;
-                    out.append("EXECUTE STATEMENT SET BEGIN\n" + ";\n".join(current[1:-1]) + ";\nEND")
+                    out.append((current_at, "EXECUTE STATEMENT SET BEGIN\n" + ";\n".join(current[1:-1]) + ";\nEND"))
                 else:
-                    out.append(";\n".join(current[:-1]) + ";\nEND")
+                    out.append((current_at, ";\n".join(current[:-1]) + ";\nEND"))
                 current = None
         elif _SET_BEGIN.match(p):
-            current = [p]
+            current, current_at = [p], at
         else:
-            out.append(p)
+            out.append((at, p))
     return out, current or []
 
 
 def split_statements(text: str) -> list[str]:
     """The statements of a script (a trailing statement without ``;`` counts too)."""
-    pieces, rest = _pieces(text)
+    return [statement for _, statement in split_statements_with_lines(text)]
+
+
+def split_statements_with_lines(text: str) -> list[tuple[int, str]]:
+    """``(line, statement)`` for each statement of a script, ``line`` (1-based) where the statement starts."""
+    located, (rest_at, rest) = _pieces_at(text)
     if rest:
-        pieces.append(rest)
-    statements, unfinished = _group_statement_sets(pieces)
+        located.append((rest_at, rest))
+    statements, unfinished = _group_located(located)
     if unfinished:
         raise ValueError(f"Statement set not closed with END: {unfinished[0][:60]!r}")
-    return statements
+    return [(text.count("\n", 0, at) + 1, statement) for at, statement in statements]
 
 
 class SqlSession:
@@ -105,6 +147,11 @@ class SqlSession:
         self.catalog = catalog
         self.config = dict(config or {})
         self.out = out or sys.stdout
+        for key, (value, why) in SESSION_DEFAULTS.items():
+            if key not in self.config:
+                self.config[key] = value
+                print(f"[INFO] Session sets '{key}' = '{value}': {why} (override with -D {key}=...)",
+                      file=self.out)
         self.t_env = self._create(mode)
 
     def _create(self, mode: str) -> Any:
@@ -153,49 +200,165 @@ class SqlSession:
         else:
             result.print()
 
-    def run_script(self, text: str) -> None:
-        for statement in split_statements(text):
-            self.execute(statement)
+    def run_script(self, text: str, source: str = "the script", verbose: bool = False) -> bool:
+        """Runs the statements of a script in order and stops at the first that fails, printing it with its line
+        in ``source`` and its root cause (the whole trace when ``verbose``). Returns whether all succeeded."""
+        for line, statement in split_statements_with_lines(text):
+            try:
+                self.execute(statement)
+            except Exception as e:  # noqa: BLE001 - reported to the user, who fixes the script
+                report_error(e, statement, f"line {line} of {source}", self.out, verbose)
+                return False
+        return True
 
-    def interactive(self, stdin: TextIO) -> None:
-        """Reads statements separated by ``;`` from ``stdin``; an error is printed and the session goes on."""
-        prompt = stdin.isatty()
+    def interactive(self, stdin: TextIO, verbose: bool = False) -> bool:
+        """Reads statements ended by ``;`` (Flink SQL client style); each keeps its line breaks as typed or
+        pasted. On a terminal: line editing and a history kept in ``~/.fluss/sql_history``. An error is printed
+        and the session goes on; returns whether every statement succeeded."""
+        lines = _terminal_lines(self.out) if stdin.isatty() else _stream_lines(stdin)
         buffer = ""
+        ok = True
+        first_line = 1  # input line where ``buffer`` starts
+        line_no = 0
+        prompt = None
         while True:
-            if prompt:
-                print("Flink SQL> " if not buffer.strip() else "> ", end="", file=self.out, flush=True)
-            line = stdin.readline()
-            if not line:
+            try:
+                line = lines.send(prompt) if prompt is not None else next(lines)
+            except StopIteration:
                 break
-            buffer += line
-            pieces, rest = _pieces(buffer)
-            statements, unfinished = _group_statement_sets(pieces)
+            line_no += 1
+            if not buffer.strip():
+                buffer, first_line = "", line_no
+                if line.strip().rstrip(";").strip().upper() in ("QUIT", "EXIT"):
+                    return ok
+            buffer += line if line.endswith("\n") else line + "\n"
+            located, (rest_at, rest) = _pieces_at(buffer)
+            statements, unfinished = _group_located(located)
             if unfinished:
+                prompt = "> "
                 continue  # inside a statement set: wait for END;
-            buffer = rest
-            for statement in statements:
+            for at, statement in statements:
                 if statement.upper() in ("QUIT", "EXIT"):
-                    return
-                try:
-                    self.execute(statement)
-                except Exception as e:  # noqa: BLE001 - show the error, keep the session
-                    print(f"[ERROR] {_short_error(e)}", file=self.out)
+                    return ok
+                where = f"line {first_line + buffer.count(chr(10), 0, at)} of the input"
+                ok = self._run_reporting(statement, where, verbose) and ok
+            if statements:
+                first_line += buffer.count("\n", 0, rest_at) if rest else 0
+                buffer = buffer[rest_at:] if rest else ""
+            prompt = "> " if buffer.strip() else "Flink SQL> "
         if buffer.strip():
-            self.execute(buffer)
+            ok = self._run_reporting(buffer.strip(), f"line {first_line} of the input", verbose) and ok
+        return ok
+
+    def _run_reporting(self, statement: str, where: str, verbose: bool) -> bool:
+        try:
+            self.execute(statement)
+            return True
+        except Exception as e:  # noqa: BLE001 - show the error, keep the session
+            report_error(e, statement, where, self.out, verbose)
+            return False
 
 
-def _short_error(e: Exception) -> str:
-    text = str(e)
+def _stream_lines(stdin: TextIO):
+    """Lines of a pipe or file, whole (a generator; the prompts sent to it are not shown)."""
+    while True:
+        line = stdin.readline()
+        if not line:
+            return
+        yield line
+
+
+def _terminal_lines(out: TextIO):
+    """Lines typed at a terminal, through ``input()`` with GNU readline (editing, history file); the value
+    sent to the generator is the next prompt."""
+    try:
+        import readline
+    except ImportError:  # pragma: no cover - readline is part of CPython on Linux
+        readline = None
+    if readline is not None:
+        try:
+            HISTORY_FILE.parent.mkdir(parents=True, exist_ok=True)
+            readline.read_history_file(HISTORY_FILE)
+        except OSError:
+            pass
+        readline.set_history_length(2000)
+    prompt = "Flink SQL> "
+    try:
+        while True:
+            try:
+                line = input(prompt)
+            except EOFError:
+                print(file=out)
+                return
+            except KeyboardInterrupt:  # Ctrl-C drops the line being typed, as Flink's SQL client does
+                print("^C", file=out)
+                line = ""
+            sent = yield line + "\n"
+            prompt = sent or prompt
+    finally:
+        if readline is not None:
+            try:
+                readline.write_history_file(HISTORY_FILE)
+            except OSError:
+                pass
+
+
+def root_cause(error: BaseException) -> str:
+    """One line: the innermost cause of an error, Java (through py4j) or Python."""
+    java = getattr(error, "java_exception", None)
+    if java is not None:
+        try:
+            cause = java
+            while cause.getCause() is not None and not cause.getCause().equals(cause):
+                cause = cause.getCause()
+            message = cause.getMessage()
+            text = f"{cause.getClass().getName()}: {message}" if message else cause.getClass().getName()
+            return text.strip().splitlines()[0]
+        except Exception:  # noqa: BLE001 - the JVM is gone: fall back to the text
+            pass
+    inner = error
+    while inner.__cause__ is not None:
+        inner = inner.__cause__
+    text = str(inner).strip()
     causes = [line.strip() for line in text.splitlines() if "Exception:" in line and not line.startswith("\tat")]
-    return causes[-1] if causes else text.splitlines()[0] if text else type(e).__name__
+    if causes:
+        return causes[-1]
+    first = text.splitlines()[0] if text else ""
+    return f"{type(inner).__name__}: {first}" if first else type(inner).__name__
 
 
-def main(bootstrap_servers: str, file: str | None, mode: str, config: dict[str, str]) -> int:
-    """``fluss sql``: run a script file, or statements from stdin."""
-    session = SqlSession(bootstrap_servers, mode=mode, config=config)
+def report_error(error: BaseException, statement: str, where: str, out: TextIO, verbose: bool) -> None:
+    """Prints a failed statement: where it is, its text, one root-cause line (everything when ``verbose``)."""
+    lines = statement.splitlines()
+    shown = lines if len(lines) <= 12 else [*lines[:12], "..."]
+    print(f"[ERROR] Statement at {where} failed:", file=out)
+    for text_line in shown:
+        print(f"    {text_line}", file=out)
+    print(f"Caused by: {root_cause(error)}", file=out)
+    if verbose:
+        print("".join(traceback.format_exception(error)), file=out)
+    else:
+        print("(run `fluss sql` with --verbose for the whole trace)", file=out)
+    out.flush()
+
+
+def main(bootstrap_servers: str, file: str | None, mode: str, config: dict[str, str],
+         verbose: bool = False) -> int:
+    """``fluss sql``: run a script file, or statements from stdin (a terminal gets an interactive shell).
+
+    Returns 0 when every statement succeeded, 1 when one failed, 2 when the session could not start (e.g. the
+    cluster cannot be reached)."""
+    drain_gateway_stderr()
+    try:
+        session = SqlSession(bootstrap_servers, mode=mode, config=config)
+    except Exception as e:  # noqa: BLE001 - e.g. CREATE CATALOG cannot reach the cluster
+        print(f"[ERROR] Could not start the SQL session: {root_cause(e)}")
+        if verbose:
+            traceback.print_exception(e, file=sys.stdout)
+        return 2
     if file:
         with open(file, encoding="utf-8") as f:
-            session.run_script(f.read())
+            ok = session.run_script(f.read(), source=file, verbose=verbose)
     else:
-        session.interactive(sys.stdin)
-    return 0
+        ok = session.interactive(sys.stdin, verbose=verbose)
+    return 0 if ok else 1

@@ -74,6 +74,12 @@ class LocalCluster:
         self.stop()
 
     def start(self, timeout_s: float = 60.0) -> LocalCluster:
+        """Starts every process and waits until the cluster is healthy: each process running, a coordinator
+        of this cluster answering on its port, every tablet server registered. Raises (after stopping what it
+        started) naming the process that failed and its log, e.g. when a port is already in use."""
+        if self.port is not None:
+            for i in range(self.coordinators):
+                _require_free_port(self.port + i)
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "logs").mkdir(exist_ok=True)
         self.zookeeper = LocalZooKeeper(self.dir / "zookeeper", owner_pid=os.getpid() if self.stop_with_owner else None)
@@ -189,20 +195,26 @@ class LocalCluster:
         return None
 
     def wait_until_ready(self, timeout_s: float = 60.0) -> None:
-        """Waits until a coordinator is active and every running tablet server is registered."""
+        """Waits until a coordinator of this cluster is active and every running tablet server is registered
+        (by id and port, so another cluster answering on a reused port does not count)."""
         deadline = time.monotonic() + timeout_s
-        expected = set(self.live_tablet_servers())
+        expected = {(sid, self._tablets[sid].port) for sid in self.live_tablet_servers()}
         while time.monotonic() < deadline:
-            for sid in expected:
+            for sid, _ in expected:
                 if not self._tablets[sid].alive():
-                    raise RuntimeError(f"tablet server {sid} exited; see {self._log_path(self._tablets[sid])}")
+                    raise RuntimeError(f"tablet server {sid} exited during start-up: "
+                                       f"{_log_tail(self._log_path(self._tablets[sid]))}")
             if not any(c.alive() for c in self._coordinators):
-                raise RuntimeError(f"no coordinator is running; see {self.dir / 'logs'}")
+                dead = self._coordinators[0]
+                raise RuntimeError(f"{dead.name} exited during start-up: {_log_tail(self._log_path(dead))}")
             nodes = self.server_nodes()
-            if nodes is not None and expected <= {n.id for n in nodes if n.server_type == "TabletServer"}:
+            if nodes is not None and expected <= {(n.id, n.port) for n in nodes if n.server_type == "TabletServer"}:
                 return
             time.sleep(0.1)
         raise TimeoutError(f"cluster in {self.dir} not ready after {timeout_s}s; logs in {self.dir / 'logs'}")
+
+    def log_dir(self) -> Path:
+        return self.dir / "logs"
 
     def wait_for_tablet_servers(self, ids: set[int], timeout_s: float = 30.0) -> None:
         """Waits until the registered tablet servers are exactly ``ids``."""
@@ -264,8 +276,32 @@ class LocalCluster:
             "coordinators": [{"name": c.name, "port": c.port, "pid": c.pid} for c in self._coordinators],
             "tablet_servers": [{"id": s, "port": t.port, "pid": t.pid} for s, t in self._tablets.items()],
             "bootstrap_servers": self.bootstrap_servers,
+            "logs": str(self.dir / "logs"),
+            "server_config": dict(self.server_config),
         }
         (self.dir / "cluster.json").write_text(json.dumps(state, indent=2))
+
+
+def _require_free_port(port: int) -> None:
+    """Raises when something already listens on 127.0.0.1:``port`` (another cluster, most likely)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError as e:
+            raise RuntimeError(f"port {port} on 127.0.0.1 is already in use ({e.strerror}): another Fluss cluster "
+                               f"or program listens there; stop it, or choose another port") from None
+
+
+def _log_tail(path: Path, lines: int = 3) -> str:
+    """The last lines of a server log that say something (for an error message), and where the log is."""
+    try:
+        text = path.read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return f"see {path}"
+    tail = [line for line in text if line.strip()][-lines:]
+    return (" | ".join(t.strip() for t in tail) + f" (log: {path})") if tail else f"see {path}"
 
 
 def _pid_alive(pid: int) -> bool:

@@ -15,6 +15,11 @@ public final class FlussOptions {
             .stringType().noDefaultValue()
             .withDescription("Coordinator address(es) host:port[,host:port].");
 
+    /** How long the catalog keeps trying to reach a cluster none of whose bootstrap servers has answered yet. */
+    public static final ConfigOption<Duration> CLIENT_CONNECT_TIMEOUT = ConfigOptions.key("client.connect-timeout")
+            .durationType().defaultValue(Duration.ofSeconds(5))
+            .withDescription("How long to keep trying an unreachable bootstrap.servers before failing.");
+
     public static final ConfigOption<String> DEFAULT_DATABASE = ConfigOptions.key("default-database")
             .stringType().defaultValue("fluss").withDescription("Default database of the catalog.");
 

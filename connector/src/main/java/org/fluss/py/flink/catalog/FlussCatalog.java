@@ -63,11 +63,17 @@ import java.util.Optional;
  */
 public class FlussCatalog extends AbstractCatalog {
     private final String bootstrapServers;
+    private final long connectTimeoutMs;
     private FlussClient client;
 
     public FlussCatalog(String name, String defaultDatabase, String bootstrapServers) {
+        this(name, defaultDatabase, bootstrapServers, FlussClient.DEFAULT_CONNECT_TIMEOUT_MS);
+    }
+
+    public FlussCatalog(String name, String defaultDatabase, String bootstrapServers, long connectTimeoutMs) {
         super(name, defaultDatabase);
         this.bootstrapServers = bootstrapServers;
+        this.connectTimeoutMs = connectTimeoutMs;
     }
 
     @Override
@@ -79,7 +85,7 @@ public class FlussCatalog extends AbstractCatalog {
      * {@code CREATE CATALOG} within the connect timeout, naming the address and the cause. */
     @Override
     public void open() throws CatalogException {
-        FlussClient c = new FlussClient(bootstrapServers);
+        FlussClient c = new FlussClient(bootstrapServers, 30_000L, connectTimeoutMs);
         try {
             c.checkReachable();
         } catch (RuntimeException e) {

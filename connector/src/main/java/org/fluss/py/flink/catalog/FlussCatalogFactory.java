@@ -22,7 +22,7 @@ public class FlussCatalogFactory implements CatalogFactory {
 
     @Override
     public Set<ConfigOption<?>> optionalOptions() {
-        return Set.of(FlussOptions.DEFAULT_DATABASE);
+        return Set.of(FlussOptions.DEFAULT_DATABASE, FlussOptions.CLIENT_CONNECT_TIMEOUT);
     }
 
     @Override
@@ -30,6 +30,7 @@ public class FlussCatalogFactory implements CatalogFactory {
         FactoryUtil.CatalogFactoryHelper helper = FactoryUtil.createCatalogFactoryHelper(this, context);
         helper.validateExcept("client.");
         return new FlussCatalog(context.getName(), helper.getOptions().get(FlussOptions.DEFAULT_DATABASE),
-                helper.getOptions().get(FlussOptions.BOOTSTRAP_SERVERS));
+                helper.getOptions().get(FlussOptions.BOOTSTRAP_SERVERS),
+                helper.getOptions().get(FlussOptions.CLIENT_CONNECT_TIMEOUT).toMillis());
     }
 }

@@ -1,0 +1,176 @@
+"""``fluss cluster start|status|stop``: a local cluster of separate processes kept in a directory.
+
+``start`` takes server options as Fluss's ``server.yaml`` (``--config``) and ``-D key=value`` (which win), starts
+ZooKeeper, the coordinator(s) and the tablet servers, and returns once the cluster is healthy (each process up,
+a coordinator of this cluster answering, every tablet server registered); otherwise it stops what it started
+and fails naming the process, the cause and its log. A port already in use is refused before anything starts.
+State from a cluster whose processes are all gone (a crash, a reboot) is stale: ``start`` clears it itself.
+
+``status`` prints each process, its pid and whether it is up, plus where the logs are and the default
+replication factor; it exits 0 only when everything is up and registered (1 otherwise, 3 when stale).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from fluss.cli.common import HelpFormatter, load_server_yaml, parse_overrides, progress
+
+DEFAULT_CLUSTER_DIR = Path("/tmp/fluss-local-cluster")
+REPLICATION_FACTOR = "default.replication.factor"
+EXIT_STALE = 3
+#: Options a local cluster sets for each process itself (from a full server.yaml they are ignored).
+MANAGED_KEYS = ("zookeeper.address", "bind.listeners", "advertised.listeners", "data.dir", "tablet-server.id",
+                "coordinator.id")
+
+
+def add_parser(sub) -> None:
+    c = sub.add_parser("cluster", help="start, inspect or stop a local cluster of separate processes",
+                       description=__doc__, formatter_class=HelpFormatter)
+    c.add_argument("action", choices=["start", "status", "stop"], help="what to do")
+    c.add_argument("--dir", default=str(DEFAULT_CLUSTER_DIR), help="where the cluster keeps its state, data and logs")
+    c.add_argument("--tablet-servers", type=int, default=3, help="start: number of tablet servers")
+    c.add_argument("--coordinators", type=int, default=1, help="start: coordinators (more than one: standbys)")
+    c.add_argument("--port", type=int, default=9123, help="start: coordinator port, the bootstrap address")
+    c.add_argument("--config", "-c", metavar="SERVER_YAML", default=None,
+                   help="start: server options in Fluss's server.yaml form (e.g. conf/server.yaml: Paimon lake)")
+    c.add_argument("-D", dest="define", action="append", metavar="KEY=VALUE", default=None,
+                   help="start: a server option (repeatable; wins over --config)")
+    c.add_argument("--timeout", type=float, default=90.0, help="start: seconds to wait for a healthy cluster")
+    c.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    directory = Path(args.dir)
+    if args.action == "start":
+        return _start(directory, args)
+    if args.action == "status":
+        return _status(directory)
+    return _stop(directory)
+
+
+def _state(directory: Path) -> dict | None:
+    state_file = directory / "cluster.json"
+    if not state_file.exists():
+        return None
+    return json.loads(state_file.read_text())
+
+
+def _processes(state: dict) -> list[tuple[str, int | None, int | None]]:
+    """(name, port, pid) of every process of a saved cluster."""
+    zk = state["zookeeper"]
+    out = [("zookeeper", zk["port"], zk["pid"])]
+    out += [(c["name"], c["port"], c["pid"]) for c in state["coordinators"]]
+    out += [(f"tablet-server-{t['id']}", t["port"], t["pid"]) for t in state["tablet_servers"]]
+    return out
+
+
+def _start(directory: Path, args: argparse.Namespace) -> int:
+    from fluss.server.cluster import LocalCluster, _pid_alive
+
+    state = _state(directory)
+    if state is not None:
+        alive = [name for name, _, pid in _processes(state) if pid and _pid_alive(pid)]
+        if alive:
+            print(f"A cluster is already running in {directory} ({', '.join(alive)} up): "
+                  f"see `fluss cluster status --dir {directory}`, or `fluss cluster stop --dir {directory}` first")
+            return 1
+        (directory / "cluster.json").unlink()
+        print(f"Cleared the stale state of a cluster whose processes are all gone in {directory}")
+    server_config = {**load_server_yaml(args.config), **parse_overrides(args.define)}
+    for key in MANAGED_KEYS:
+        if server_config.pop(key, None) is not None:
+            print(f"Note: ignoring {key} (the local cluster sets it for each process)")
+    cluster = LocalCluster(tablet_servers=args.tablet_servers, directory=directory, port=args.port,
+                           coordinators=args.coordinators, stop_with_owner=False, server_config=server_config)
+    try:
+        with progress() as bar:
+            bar.add_task(f"starting ZooKeeper, {args.coordinators} coordinator(s), "
+                         f"{args.tablet_servers} tablet server(s)", total=None)
+            cluster.start(timeout_s=args.timeout)
+    except (RuntimeError, TimeoutError) as e:
+        print(f"error: the cluster did not start: {e}", file=sys.stderr)
+        return 1
+    print(f"Local cluster running in {directory}")
+    print(f"bootstrap.servers = {cluster.bootstrap_servers}")
+    _print_settings(directory, server_config, args.tablet_servers)
+    return 0
+
+
+def _print_settings(directory: Path, server_config: dict[str, str], tablet_servers: int) -> None:
+    replication = server_config.get(REPLICATION_FACTOR, "1")
+    hint = ""
+    if replication == "1" and tablet_servers > 1:
+        hint = (f" (tables keep one copy unless they set table.replication.factor; "
+                f"start with -D {REPLICATION_FACTOR}={min(3, tablet_servers)} for more)")
+    print(f"{REPLICATION_FACTOR} = {replication}{hint}")
+    lake = server_config.get("datalake.format")
+    if lake:
+        print(f"datalake.format = {lake}, warehouse {server_config.get('datalake.paimon.warehouse', '(default)')}")
+    else:
+        print("lake: off (start with --config conf/server.yaml to tier tables into Paimon)")
+    print(f"logs: {directory / 'logs'}")
+
+
+def _status(directory: Path) -> int:
+    from fluss.server.cluster import _pid_alive
+
+    state = _state(directory)
+    if state is None:
+        print(f"No cluster running in {directory}")
+        return 1
+    print(f"bootstrap.servers = {state['bootstrap_servers']}")
+    processes = _processes(state)
+    up = {name: bool(pid and _pid_alive(pid)) for name, _, pid in processes}
+    registered = _registered_tablet_servers(state["bootstrap_servers"]) if any(up.values()) else None
+    for name, port, pid in processes:
+        flag = "up" if up[name] else "DOWN"
+        if up[name] and name.startswith("tablet-server-") and registered is not None:
+            sid = int(name.rsplit("-", 1)[1])
+            flag = "up" if sid in registered else "up, NOT REGISTERED"
+        print(f"{name:<16} 127.0.0.1:{port}  pid {pid}  {flag}")
+    _print_settings(directory, state.get("server_config", {}), len(state["tablet_servers"]))
+    if not any(up.values()):
+        print(f"STALE: every process of this cluster is gone; `fluss cluster start --dir {directory}` clears "
+              f"it and starts a new one")
+        return EXIT_STALE
+    if not all(up.values()) or (registered is not None and
+                                 any(t["id"] not in registered for t in state["tablet_servers"])):
+        print(f"DEGRADED: see the logs in {directory / 'logs'}")
+        return 1
+    if registered is None:
+        print("DEGRADED: no coordinator answers")
+        return 1
+    return 0
+
+
+def _registered_tablet_servers(bootstrap: str) -> set[int] | None:
+    """Ids of the tablet servers registered with the active coordinator, or None if none answers."""
+    import grpc
+
+    from fluss.rpc.channels import CHANNEL_OPTIONS
+    from fluss.rpc.gen import fluss_api_pb2 as pb
+    from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
+
+    for address in bootstrap.split(","):
+        try:
+            with grpc.insecure_channel(address, options=CHANNEL_OPTIONS) as ch:
+                resp = rpc.AdminServiceStub(ch).GetServerNodes(pb.GetServerNodesRequest(), timeout=3)
+        except grpc.RpcError:
+            continue
+        if resp.error.code == 0:
+            return {n.id for n in resp.nodes if n.server_type == "TabletServer"}
+    return None
+
+
+def _stop(directory: Path) -> int:
+    from fluss.server.cluster import stop_from_state
+
+    if stop_from_state(directory):
+        print(f"Stopped the cluster in {directory}")
+        return 0
+    print(f"No cluster running in {directory}")
+    return 1
