@@ -3,6 +3,7 @@ port; the wait is ``connect-timeout`` (a few seconds by default), not the reques
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -43,10 +44,10 @@ async def test_unknown_host_and_malformed_addresses_are_named():
 
 def test_the_cli_prints_one_line_and_exits_non_zero():
     address = f"127.0.0.1:{free_port()}"
-    start = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "fluss.cli", "table", "list", "--bootstrap-servers", address],
-                          capture_output=True, text=True, timeout=60)
-    assert time.monotonic() - start < 15
+                          capture_output=True, text=True, timeout=180)
     assert done.returncode != 0
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and address in lines[0] and "connection refused" in lines[0], done.stderr
+    waited = float(re.search(r"after ([0-9.]+)s", lines[0]).group(1))  # the wait, without Python's start-up
+    assert waited < 8, lines[0]

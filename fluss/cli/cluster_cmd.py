@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
 from fluss.cli.common import HelpFormatter, load_server_yaml, parse_overrides, progress
 
-DEFAULT_CLUSTER_DIR = Path("/tmp/fluss-local-cluster")
+DIR_ENV, PORT_ENV = "FLUSS_CLUSTER_DIR", "FLUSS_CLUSTER_PORT"
+DEFAULT_CLUSTER_DIR = Path(os.environ.get(DIR_ENV) or "/tmp/fluss-local-cluster")
+DEFAULT_PORT = int(os.environ.get(PORT_ENV) or 9123)
 REPLICATION_FACTOR = "default.replication.factor"
 EXIT_STALE = 3
 #: Options a local cluster sets for each process itself (from a full server.yaml they are ignored).
@@ -31,10 +34,12 @@ def add_parser(sub) -> None:
     c = sub.add_parser("cluster", help="start, inspect or stop a local cluster of separate processes",
                        description=__doc__, formatter_class=HelpFormatter)
     c.add_argument("action", choices=["start", "status", "stop"], help="what to do")
-    c.add_argument("--dir", default=str(DEFAULT_CLUSTER_DIR), help="where the cluster keeps its state, data and logs")
+    c.add_argument("--dir", default=str(DEFAULT_CLUSTER_DIR),
+                   help=f"where the cluster keeps its state, data and logs (env {DIR_ENV})")
     c.add_argument("--tablet-servers", type=int, default=3, help="start: number of tablet servers")
     c.add_argument("--coordinators", type=int, default=1, help="start: coordinators (more than one: standbys)")
-    c.add_argument("--port", type=int, default=9123, help="start: coordinator port, the bootstrap address")
+    c.add_argument("--port", type=int, default=DEFAULT_PORT,
+                   help=f"start: coordinator port, the bootstrap address (env {PORT_ENV})")
     c.add_argument("--config", "-c", metavar="SERVER_YAML", default=None,
                    help="start: server options in Fluss's server.yaml form (e.g. conf/server.yaml: Paimon lake)")
     c.add_argument("-D", dest="define", action="append", metavar="KEY=VALUE", default=None,

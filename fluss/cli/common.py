@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import logging
+import os
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -13,7 +14,9 @@ from typing import Any
 
 import yaml
 
-DEFAULT_BOOTSTRAP = "127.0.0.1:9123"
+#: Environment variable that changes the default of --bootstrap-servers (e.g. for a cluster on another port).
+BOOTSTRAP_ENV = "FLUSS_BOOTSTRAP_SERVERS"
+DEFAULT_BOOTSTRAP = os.environ.get(BOOTSTRAP_ENV) or "127.0.0.1:9123"
 
 #: Third-party loggers that talk at INFO about things a user of the CLI does not need.
 NOISY_LOGGERS = ("kazoo", "py4j", "apache_beam", "pyflink", "grpc", "urllib3", "fsspec", "asyncio",
@@ -76,7 +79,7 @@ def run_client(bootstrap_servers: str, work: Callable[[Any], Awaitable[int | Non
 
 def add_bootstrap(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--bootstrap-servers", "-b", default=DEFAULT_BOOTSTRAP, metavar="HOST:PORT[,...]",
-                        help="the cluster's coordinator address(es)")
+                        help=f"the cluster's coordinator address(es) (env {BOOTSTRAP_ENV})")
 
 
 def progress(transient: bool = True, total: float | None = None, description: str = ""):

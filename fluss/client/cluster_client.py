@@ -2,9 +2,10 @@
 
 Admin calls go to the active coordinator; the bootstrap list is tried in turn when a coordinator is down or
 answers that it is not active (coordinator failover), for up to the request timeout. Until some server of the
-bootstrap list has answered once, the client does not know there is a cluster at all: then calls give up after
-``connect-timeout`` (a few seconds), with one line naming each address and why it could not be reached
-(connection refused, unknown host, no answer). Table and partition metadata is cached and refreshed on demand
+bootstrap list has answered once, the client does not know there is a cluster at all: when every address
+refuses the connection or does not resolve, calls give up after ``connect-timeout`` (a few seconds), with one
+line naming each address and why (connection refused, unknown host); an address that accepts connections but
+does not answer gets the request timeout (a server still starting). Table and partition metadata is cached and refreshed on demand
 (e.g. after a NOT_LEADER_OR_FOLLOWER error).
 """
 
@@ -54,15 +55,15 @@ class ClusterClient:
         and NETWORK_EXCEPTION naming each address and its cause when none can be reached in time."""
         start = time.monotonic()
         timeout = timeout_s or self.request_timeout_s
-        if not self._reached:
-            timeout = min(timeout, self.connect_timeout_s)
         deadline = start + timeout
+        # until a server has answered once, addresses that refuse connections or do not resolve fail fast
+        fast_deadline = start + min(timeout, self.connect_timeout_s)
         last: Exception | None = None
         unreachable: dict[str, str] = {}
         while True:
             candidates = ([self._active] if self._active else []) + [a for a in self.bootstrap if a != self._active]
             for address in candidates:
-                attempt_s = 5.0 if self._reached else max(0.5, min(5.0, deadline - time.monotonic()))
+                attempt_s = max(0.5, min(5.0, deadline - time.monotonic()))
                 try:
                     resp = await getattr(self.channels.admin(address), method)(request, timeout=attempt_s)
                 except grpc.aio.AioRpcError as e:
@@ -88,8 +89,11 @@ class ClusterClient:
                 self._active = address
                 raise_for_error(resp.error)
                 return resp
-            if time.monotonic() >= deadline:
-                raise self._unreachable_error(unreachable, last, time.monotonic() - start)
+            now = time.monotonic()
+            definite = (not self._reached and len(unreachable) == len(self.bootstrap)
+                        and not any(why.startswith("no answer") for why in unreachable.values()))
+            if now >= deadline or (definite and now >= fast_deadline):
+                raise self._unreachable_error(unreachable, last, now - start)
             await asyncio.sleep(0.1)
 
     def _unreachable_error(self, unreachable: dict[str, str], last: Exception | None, waited_s: float) -> FlussError:

@@ -63,8 +63,10 @@ public final class FlussClient implements AutoCloseable {
     /** Per-attempt deadline of a coordinator call, so a dead address gives way to the next one. */
     static final long ADMIN_ATTEMPT_MS = 10_000L;
     /**
-     * How long calls keep trying while no bootstrap server has ever answered (client.connect-timeout): a wrong
-     * address fails in seconds, naming itself and the cause, instead of after the whole request timeout.
+     * How long calls keep trying while no bootstrap server has ever answered and every address refuses the
+     * connection or does not resolve (client.connect-timeout): a wrong address fails in seconds, naming itself and
+     * the cause, instead of after the whole request timeout. An address that accepts but does not answer in time
+     * (a server still starting, a first call loading gRPC) gets the request timeout.
      */
     public static final long DEFAULT_CONNECT_TIMEOUT_MS = 5_000L;
     private static final Set<Status.Code> FAILOVER_CODES = EnumSet.of(Status.Code.UNAVAILABLE,
@@ -168,7 +170,9 @@ public final class FlussClient implements AutoCloseable {
      */
     public <R extends Message> R adminCall(Function<AdminServiceGrpc.AdminServiceBlockingStub, R> rpc, String what) {
         long start = System.currentTimeMillis();
-        long deadline = start + (reached ? timeoutMs : Math.min(timeoutMs, connectTimeoutMs));
+        long deadline = start + timeoutMs;
+        // until a server has answered once, addresses that refuse connections or do not resolve fail fast
+        long fastDeadline = start + Math.min(timeoutMs, connectTimeoutMs);
         FlussRpcException last = null;
         Map<Integer, String> unreachable = new java.util.TreeMap<>();
         while (true) {
@@ -178,8 +182,7 @@ public final class FlussClient implements AutoCloseable {
             }
             for (int i = 0; i < bootstrap.size(); i++) {
                 int index = (first + i) % bootstrap.size();
-                long attemptMs = reached ? Math.min(timeoutMs, ADMIN_ATTEMPT_MS)
-                        : Math.max(500L, Math.min(ADMIN_ATTEMPT_MS, deadline - System.currentTimeMillis()));
+                long attemptMs = Math.max(500L, Math.min(ADMIN_ATTEMPT_MS, deadline - System.currentTimeMillis()));
                 R r;
                 try {
                     r = rpc.apply(AdminServiceGrpc.newBlockingStub(coordinatorChannel(index))
@@ -210,7 +213,10 @@ public final class FlussClient implements AutoCloseable {
                 }
                 return r;
             }
-            if (System.currentTimeMillis() >= deadline) {
+            long now = System.currentTimeMillis();
+            boolean definite = !reached && unreachable.size() == bootstrap.size()
+                    && unreachable.values().stream().noneMatch(r -> r.startsWith("no answer"));
+            if (now >= deadline || (definite && now >= fastDeadline)) {
                 if (unreachable.size() == bootstrap.size()) {
                     StringBuilder causes = new StringBuilder();
                     for (Map.Entry<Integer, String> e : unreachable.entrySet()) {
