@@ -17,7 +17,7 @@ $(APT_STAMP):
 CONNECTOR_JAR := connector/target/fluss-connector.jar
 $(CONNECTOR_JAR): connector/pom.xml $(shell find connector/src -type f 2>/dev/null) $(wildcard fluss/rpc/proto/*.proto)
 	command -v mvn >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven openjdk-17-jdk-headless)
-	cd connector && mvn -q -B -DskipTests package
+	cd connector && mvn -q -B -Dstyle.color=never -DskipTests package
 
 $(STAMP): $(APT_STAMP) requirements.lock pyproject.toml | $(CONNECTOR_JAR)
 	test -x $(PY) || python3.11 -m venv $(VENV)
@@ -31,14 +31,14 @@ $(STAMP): $(APT_STAMP) requirements.lock pyproject.toml | $(CONNECTOR_JAR)
 FLINK_VERSION = $(shell sed -n 's/^apache-flink==//p' requirements.lock)
 PYFLINK_OPT = $(shell $(PY) -c 'import os, pyflink; print(os.path.join(os.path.dirname(pyflink.__file__), "opt"))')
 sql-client-jars:
-	test -f $(PYFLINK_OPT)/flink-sql-gateway-$(FLINK_VERSION).jar || (cd connector && mvn -q -B \
+	test -f $(PYFLINK_OPT)/flink-sql-gateway-$(FLINK_VERSION).jar || (cd connector && mvn -q -B -Dstyle.color=never \
 		dependency:copy -Dartifact=org.apache.flink:flink-sql-gateway:$(FLINK_VERSION) -DoutputDirectory=$(PYFLINK_OPT))
 
 demo: setup
 	$(PY) examples/demo.py
 
 test: setup
-	cd connector && mvn -q -B test
+	cd connector && mvn -q -B -Dstyle.color=never test
 	$(PY) -m pytest -q tests
 
 bench: setup

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import fluss
+from fluss.cli.common import progress
 from fluss.lake.union_read import latest_lake_snapshot_or_none, read_lake, read_log_after, union_read
 from fluss.server.cluster import LocalCluster
 
@@ -51,10 +52,12 @@ def run_sql(bootstrap: str, *files: str) -> None:
             if statement.upper().startswith("SET "):
                 session.execute(statement)  # SET is the SQL client's statement: the session handles it
                 continue
-            result = session.t_env.execute_sql(statement)
-            if result.get_job_client() is not None:
-                result.wait()
             head = " ".join(statement.split())[:96]
+            with progress() as bar:  # a spinner on a terminal while the job runs
+                bar.add_task(head[:60], total=None)
+                result = session.t_env.execute_sql(statement)
+                if result.get_job_client() is not None:
+                    result.wait()
             if not head.upper().startswith("CREATE TEMPORARY"):
                 print(f"  [{time.perf_counter() - t0:5.1f}s] {head}")
 
@@ -74,8 +77,10 @@ def flink_counts(bootstrap: str) -> None:
 def run_tiering_job(bootstrap: str) -> None:
     """One round of the tiering job, as its own PyFlink process (the way an operator runs it)."""
     t0 = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "tiering_job", "--bootstrap-servers", bootstrap, "--once"],
-                          cwd=ROOT, capture_output=True, text=True, timeout=600)
+    with progress() as bar:
+        bar.add_task("tiering job (PyFlink) running", total=None)
+        done = subprocess.run([sys.executable, "-m", "tiering_job", "--bootstrap-servers", bootstrap, "--once"],
+                              cwd=ROOT, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         sys.exit(f"tiering job failed (exit {done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
     for line in done.stdout.splitlines():
@@ -108,12 +113,17 @@ async def report(bootstrap: str) -> None:
                   f"key 8 (deleted after tiering) present: {8 in keys}")
             ok &= row7[0]["cust_name"] == "renamed" and 8 not in keys
     await conn.aclose()
+    print("  (lake only: rows in the Paimon snapshot; log only: changelog records after it, so an UPDATE counts\n"
+          "   twice (-U, +U) and a DELETE once (-D); union read: the lake merged with those changes by key)")
     print("\n  union read equals what was written" if ok else "\n  MISMATCH: union read differs from the input")
     if not ok:
         sys.exit(1)
 
 
 def main() -> None:
+    from fluss.flink.jvm_output import drain_gateway_stderr
+
+    drain_gateway_stderr()  # the PyFlink JVM's warnings to a log file, its Hadoop INFO lines off the console
     demo_dir = Path(tempfile.mkdtemp(prefix="fluss-streamhouse-"))
     warehouse = demo_dir / "paimon-warehouse"
     config = {"datalake.format": "paimon", "datalake.paimon.warehouse": str(warehouse)}
