@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 import traceback
 from pathlib import Path
 from typing import Any, TextIO
@@ -190,13 +191,17 @@ class SqlSession:
                   file=self.out)
             return
         result = self.t_env.execute_sql(statement)
-        if result.get_job_client() is not None:
+        job = result.get_job_client()
+        if job is not None:
             if statement.lstrip().upper().startswith(("SELECT", "WITH", "VALUES", "(")):
-                result.print()
+                if _until_done_or_ctrl_c(result.print, job):  # a streaming query runs until Ctrl-C
+                    print("[INFO] Query cancelled", file=self.out)
             else:
-                print(f"[INFO] Submitted job {result.get_job_client().get_job_id()}", file=self.out)
-                result.wait()
-                print("[INFO] Job finished", file=self.out)
+                print(f"[INFO] Submitted job {job.get_job_id()}", file=self.out)
+                if _until_done_or_ctrl_c(result.wait, job):
+                    print("[INFO] Job cancelled", file=self.out)
+                else:
+                    print("[INFO] Job finished", file=self.out)
         else:
             result.print()
 
@@ -257,6 +262,36 @@ class SqlSession:
         except Exception as e:  # noqa: BLE001 - show the error, keep the session
             report_error(e, statement, where, self.out, verbose)
             return False
+
+
+def _until_done_or_ctrl_c(wait, job) -> bool:
+    """Runs ``wait()`` (a blocking PyFlink call) on a helper thread; Ctrl-C cancels ``job`` instead of breaking
+    the py4j call in the middle. Returns True when the job was cancelled."""
+    done = threading.Event()
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            wait()
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            failure.append(e)
+        finally:
+            done.set()
+
+    threading.Thread(target=run, name="fluss-sql-wait", daemon=True).start()
+    try:
+        while not done.wait(0.2):
+            pass
+    except KeyboardInterrupt:
+        try:
+            job.cancel().result()
+        except Exception:  # noqa: BLE001 - already finished or failed
+            pass
+        done.wait(30)
+        return True
+    if failure:
+        raise failure[0]
+    return False
 
 
 def _stream_lines(stdin: TextIO):

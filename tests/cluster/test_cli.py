@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -21,25 +23,109 @@ def _fluss(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
 def test_cluster_start_status_stop(tmp_path):
     port = free_port()
     d = str(tmp_path / "c")
-    started = _fluss("cluster", "start", "--dir", d, "--tablet-servers", "1", "--port", str(port))
+    config = tmp_path / "server.yaml"
+    config.write_text("datalake.format: paimon\ndatalake.paimon.warehouse: " + str(tmp_path / "lake") + "\n"
+                      "zookeeper.address: 127.0.0.1:1\n")  # a full server.yaml's address is ignored, and said so
+    started = _fluss("cluster", "start", "--dir", d, "--tablet-servers", "1", "--port", str(port),
+                     "--config", str(config), "-D", "default.replication.factor=1", "--timeout", "120")
     assert started.returncode == 0, started.stdout + started.stderr
-    assert f"127.0.0.1:{port}" in started.stdout
+    assert f"127.0.0.1:{port}" in started.stdout and "ignoring zookeeper.address" in started.stdout
+    assert "default.replication.factor = 1" in started.stdout and "datalake.format = paimon" in started.stdout
+    assert f"logs: {d}/logs" in started.stdout
     state = json.loads((tmp_path / "c" / "cluster.json").read_text())
+    assert state["server_config"]["datalake.format"] == "paimon"
     pids = [state["zookeeper"]["pid"], *(c["pid"] for c in state["coordinators"]),
             *(t["pid"] for t in state["tablet_servers"])]
     try:
         assert all(_pid_alive(p) for p in pids)
         status = _fluss("cluster", "status", "--dir", d)
-        assert status.returncode == 0
+        assert status.returncode == 0, status.stdout
         assert status.stdout.count(" up") == 3 and "DOWN" not in status.stdout
         again = _fluss("cluster", "start", "--dir", d, "--port", str(port))
         assert again.returncode == 1 and "already running" in again.stdout
+        # a second cluster on the busy port is refused before anything starts
+        busy = _fluss("cluster", "start", "--dir", str(tmp_path / "other"), "--port", str(port))
+        assert busy.returncode == 1 and f"port {port}" in busy.stderr and "already in use" in busy.stderr
+        assert not (tmp_path / "other" / "cluster.json").exists()
+        # a crashed tablet server: status says DOWN and exits 1
+        os.kill(state["tablet_servers"][0]["pid"], signal.SIGKILL)
+        _wait_dead(state["tablet_servers"][0]["pid"])
+        degraded = _fluss("cluster", "status", "--dir", d)
+        assert degraded.returncode == 1 and "tablet-server-0" in degraded.stdout and "DOWN" in degraded.stdout
+        # everything gone (a crash, a reboot): stale, and `start` clears it by itself
+        for pid in pids:
+            if _pid_alive(pid):
+                os.kill(pid, signal.SIGKILL)
+                _wait_dead(pid)
+        stale = _fluss("cluster", "status", "--dir", d)
+        assert stale.returncode == 3 and "STALE" in stale.stdout, stale.stdout
+        restarted = _fluss("cluster", "start", "--dir", d, "--tablet-servers", "1", "--port", str(port))
+        assert restarted.returncode == 0, restarted.stdout + restarted.stderr
+        assert "Cleared the stale state" in restarted.stdout
+        state = json.loads((tmp_path / "c" / "cluster.json").read_text())
+        pids = [state["zookeeper"]["pid"], *(c["pid"] for c in state["coordinators"]),
+                *(t["pid"] for t in state["tablet_servers"])]
+        assert _fluss("cluster", "status", "--dir", d).returncode == 0
     finally:
         stopped = _fluss("cluster", "stop", "--dir", d)
     assert stopped.returncode == 0
     assert not any(_pid_alive(p) for p in pids)
     assert _fluss("cluster", "status", "--dir", d).returncode == 1
     assert not os.path.exists(tmp_path / "c" / "cluster.json")
+
+
+def _wait_dead(pid: int, timeout_s: float = 20) -> None:
+    deadline = time.monotonic() + timeout_s
+    while _pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def test_help_lists_every_option_with_its_default():
+    helped = _fluss("tiering", "start", "--help")
+    assert helped.returncode == 0
+    for option in ("--once", "--interval", "--parallelism", "--warehouse", "--bootstrap-servers"):
+        assert option in helped.stdout, helped.stdout
+    assert "(default: 5s)" in helped.stdout and "(default: 127.0.0.1:9123)" in helped.stdout
+    cluster = _fluss("cluster", "--help").stdout
+    assert "(default: 9123)" in cluster and "(default: 3)" in cluster and "-D KEY=VALUE" in cluster
+
+
+# ---------------------------------------------------------------- fluss database | table create/produce/scan/drop
+
+
+def test_database_and_table_commands_as_a_kafka_user_types_them(cluster):
+    servers = ("--bootstrap-servers", cluster.bootstrap_servers)
+    db = f"cli_{os.getpid()}"
+    assert _fluss("database", "create", db, *servers).returncode == 0
+    assert db in _fluss("database", "list", *servers).stdout.split()
+    created = _fluss("table", "create", f"{db}.orders", *servers, "--schema",
+                     "id BIGINT NOT NULL, item STRING, price DECIMAL(10, 2), at TIMESTAMP(3)",
+                     "--primary-key", "id", "--buckets", "2")
+    assert created.returncode == 0 and "primary-key table" in created.stdout, created.stderr
+    lines = ['{"id": 1, "item": "pen", "price": "1.50", "at": "2026-12-01 10:00:00"}',
+             '{"id": 2, "item": "ink", "price": 3}', '{"id": "three"}', '{"id": 4}']
+    produced = subprocess.run([sys.executable, "-m", "fluss.cli", "table", "produce", f"{db}.orders", *servers],
+                              input="\n".join(lines) + "\n", capture_output=True, text=True, timeout=120)
+    assert produced.returncode == 1, produced.stderr  # stops at the bad line, after writing the ones before it
+    assert "Wrote 2 row(s)" in produced.stderr and "line 3: column 'id'" in produced.stderr, produced.stderr
+    scanned = _fluss("table", "scan", f"{db}.orders", *servers, "--from-beginning", "--max-rows", "2",
+                     "--format", "json")
+    assert scanned.returncode == 0, scanned.stderr
+    rows = sorted((json.loads(line) for line in scanned.stdout.splitlines()), key=lambda r: r["id"])
+    assert rows == [{"_change_type": "+I", "id": 1, "item": "pen", "price": "1.50", "at": "2026-12-01T10:00:00"},
+                    {"_change_type": "+I", "id": 2, "item": "ink", "price": "3.00", "at": None}]
+    as_csv = _fluss("table", "scan", f"{db}.orders", *servers, "--from-beginning", "--timeout-ms", "1500",
+                    "--format", "csv", "--columns", "id,price")
+    assert sorted(as_csv.stdout.splitlines()) == sorted(["_change_type,id,price", "+I,1,1.50", "+I,2,3.00"])
+    # a console consumer without --from-beginning sees only new rows
+    new_only = _fluss("table", "scan", f"{db}.orders", *servers, "--timeout-ms", "1500", "--format", "json")
+    assert new_only.returncode == 0 and new_only.stdout.strip() == "", new_only.stdout
+    assert _fluss("table", "drop", f"{db}.orders", *servers).returncode == 0
+    assert _fluss("table", "drop", f"{db}.orders", *servers, "--if-exists").returncode == 0
+    gone = _fluss("table", "drop", f"{db}.orders", *servers)
+    assert gone.returncode == 2 and "orders" in gone.stderr and len(gone.stderr.strip().splitlines()) == 1
+    assert _fluss("database", "drop", db, *servers).returncode == 0
+    assert db not in _fluss("database", "list", *servers).stdout.split()
 
 
 # ---------------------------------------------------------------- fluss table list | describe (shared cluster)

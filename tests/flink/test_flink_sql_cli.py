@@ -6,7 +6,7 @@ import pytest
 
 import fluss
 from fluss.cli import main as cli_main
-from fluss.flink.sql import split_statements
+from fluss.flink.sql import split_statements, split_statements_with_lines
 
 
 def test_statements_split_at_top_level_semicolons_and_statement_sets_stay_whole():
@@ -80,3 +80,32 @@ def test_the_wheels_sql_client_runs_a_script_with_the_connector_jar(cluster, con
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[:2000]
     assert "[ERROR]" not in out, done.stdout[-3000:] + done.stderr[:2000]
     assert re.search(r"\|\s+two\s+\|", out) and "1 row in set" in out, done.stdout[-3000:] + done.stderr[:2000]
+
+
+def test_a_failing_script_statement_is_shown_with_its_line_and_root_cause(batch_env, cluster, flink_db, tmp_path,
+                                                                          capsys):
+    script = tmp_path / "broken.sql"
+    script.write_text(f"-- a script with a typo\nCREATE TABLE {flink_db}.t (a INT);\n\nSELECT nope\n"
+                      f"FROM {flink_db}.t;\nSELECT 1;\n")
+    assert split_statements_with_lines(script.read_text()) == [
+        (2, f"CREATE TABLE {flink_db}.t (a INT)"), (4, f"SELECT nope\nFROM {flink_db}.t"), (6, "SELECT 1")]
+    code = cli_main(["sql", "-f", str(script), "--mode", "batch", "--bootstrap-servers", cluster.bootstrap_servers])
+    out = capsys.readouterr().out
+    assert code == 1, out
+    assert f"[ERROR] Statement at line 4 of {script} failed:" in out, out
+    assert f"    SELECT nope\n    FROM {flink_db}.t\n" in out  # the statement as written, line breaks kept
+    causes = [line for line in out.splitlines() if line.startswith("Caused by: ")]
+    assert len(causes) == 1 and "nope" in causes[0] and "ValidationException" in causes[0], out
+    assert "Traceback" not in out and "\tat org.apache" not in out and "--verbose" in out
+    assert "1 row" not in out  # the script stopped at the failing statement
+
+
+def test_an_unreachable_cluster_stops_the_session_in_one_line(tmp_path, capsys):
+    from fluss.server.zk.local_server import free_port
+
+    code = cli_main(["sql", "--bootstrap-servers", f"127.0.0.1:{free_port()}", "-f", str(tmp_path / "none.sql")])
+    out = capsys.readouterr().out
+    assert code == 2
+    error = [line for line in out.splitlines() if line.startswith("[ERROR]")]
+    assert len(error) == 1 and "Cannot connect to the Fluss cluster" in error[0], out
+    assert "connection refused" in error[0]
