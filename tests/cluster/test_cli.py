@@ -41,6 +41,9 @@ def test_cluster_start_status_stop(tmp_path):
         status = _fluss("cluster", "status", "--dir", d)
         assert status.returncode == 0, status.stdout
         assert status.stdout.count(" up") == 3 and "DOWN" not in status.stdout
+        nothing = _fluss("tiering", "status", "--bootstrap-servers", f"127.0.0.1:{port}")
+        assert nothing.returncode == 1 and "Nothing to tier" in nothing.stderr, nothing.stdout + nothing.stderr
+        assert "table.datalake.enabled" in nothing.stderr
         again = _fluss("cluster", "start", "--dir", d, "--port", str(port))
         assert again.returncode == 1 and "already running" in again.stdout
         # a second cluster on the busy port is refused before anything starts
