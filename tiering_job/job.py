@@ -263,6 +263,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s",
                         stream=sys.stderr)
+    from fluss.cli.common import NOISY_LOGGERS
+    from fluss.flink.jvm_output import quiet_jvm_logging
+
+    for name in NOISY_LOGGERS:  # e.g. Apache Beam's BigQuery INFO lines at import
+        logging.getLogger(name).setLevel(logging.WARNING)
+    quiet_jvm_logging()
     if args.once:
         results = run_once(args.bootstrap_servers, args.warehouse, args.parallelism)
         for r in results:
