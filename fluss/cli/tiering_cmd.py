@@ -55,7 +55,10 @@ def run(args: argparse.Namespace) -> int:
         for table in tables:
             print(table.describe())
         return 0
+    from fluss.flink.jvm_output import drain_gateway_stderr
     from tiering_job.job import parse_duration_s, run_continuous, run_once
+
+    drain_gateway_stderr()  # the job's JVM: warnings to a log file, Hadoop INFO lines off the console
 
     if not args.once:
         print(f"Tiering {len(tables)} lake table(s) continuously (every {args.interval}); Ctrl-C stops",
