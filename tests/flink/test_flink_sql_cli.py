@@ -109,3 +109,23 @@ def test_an_unreachable_cluster_stops_the_session_in_one_line(tmp_path, capsys):
     error = [line for line in out.splitlines() if line.startswith("[ERROR]")]
     assert len(error) == 1 and "Cannot connect to the Fluss cluster" in error[0], out
     assert "connection refused" in error[0]
+
+
+async def test_piped_statements_keep_their_line_breaks_and_errors_do_not_stop_the_input(batch_env, cluster,
+                                                                                        admin, flink_db):
+    import io
+
+    from fluss.flink.sql import SqlSession
+
+    out = io.StringIO()
+    session = SqlSession(cluster.bootstrap_servers, mode="batch", out=out)
+    piped = io.StringIO(f"CREATE TABLE {flink_db}.a (x INT,\n  -- a comment; with a semicolon\n  y INT);\n"
+                        f"SELECT nope\n  FROM {flink_db}.a;\nCREATE TABLE {flink_db}.b (z INT);\n")
+    assert session.interactive(piped, verbose=True) is False  # one statement failed
+    text = out.getvalue()
+    assert "[ERROR] Statement at line 4 of the input failed:" in text, text
+    assert f"    SELECT nope\n      FROM {flink_db}.a\n" in text, text
+    assert "Traceback" in text  # --verbose: the whole trace
+    assert sorted(await admin.list_tables(flink_db)) == ["a", "b"]  # the statement after the error ran
+    info = await admin.get_table_info(fluss.TablePath(flink_db, "a"))
+    assert info.get_column_names() == ["x", "y"]
