@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
 APT_STAMP := /usr/share/java/zookeeper.jar
 
-.PHONY: setup demo test bench bench-full lint proto clean sql-client-jars
+.PHONY: setup demo test bench bench-full lint proto options clean sql-client-jars
 
 setup: $(STAMP)
 
@@ -53,6 +53,10 @@ lint: setup
 
 proto: setup
 	$(PY) -m fluss.rpc.codegen
+
+# The option registries as JSON for the Java connector (tests/test_table_options.py checks it is current).
+options: setup
+	$(PY) -m fluss.options_export
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -33,6 +33,12 @@ def _run_server(args: argparse.Namespace) -> int:
     quiet_logging(logging.INFO)
     watch_from_environment()
     config = ServerConfig.load(args.config, parse_overrides(args.define))
+    log = logging.getLogger(f"fluss.server.{args.command}")
+    try:
+        config.check(log.warning)
+    except FlussError as e:
+        log.error("invalid server configuration, not starting: %s", e.message)
+        return 2
     if args.command == "coordinator":
         from fluss.server.coordinator.server import CoordinatorServer
 

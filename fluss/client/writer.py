@@ -45,6 +45,7 @@ from fluss.row_check import RowChecker, short_repr
 from fluss.row_convert import conform_batch, rows_to_batch
 from fluss.rpc.errors import to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.table_options import LOG_ARROW_COMPRESSION_TYPE, LOG_ARROW_COMPRESSION_ZSTD_LEVEL
 
 log = logging.getLogger(__name__)
 
@@ -453,8 +454,8 @@ class _TableWriter:
         self._schema = table.row_schema
         self._arrow_schema = self._schema.to_arrow()
         props = table.get_properties()
-        self._compression = parse_compression(props.get("table.log.arrow.compression.type", "ZSTD"))
-        self._zstd_level = int(props.get("table.log.arrow.compression.zstd.level", "3"))
+        self._compression = parse_compression(LOG_ARROW_COMPRESSION_TYPE.value_of(props))
+        self._zstd_level = LOG_ARROW_COMPRESSION_ZSTD_LEVEL.value_of(props)
         self._batch_size = self._config.writer_batch_size
         self._bucket_key_idx = [self._schema.index_of(k) for k in table.get_bucket_keys()]
         self._partition_idx = [self._schema.index_of(k) for k in table.get_partition_keys()]

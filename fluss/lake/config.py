@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from fluss import table_options
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableInfo
 
@@ -27,12 +28,12 @@ DATALAKE_PAIMON_WAREHOUSE = "datalake.paimon.warehouse"
 REMOTE_DATA_DIR = "remote.data.dir"
 DATA_DIR = "data.dir"
 
-TABLE_DATALAKE_ENABLED = "table.datalake.enabled"
-TABLE_DATALAKE_FRESHNESS = "table.datalake.freshness"
-TABLE_DATALAKE_FORMAT = "table.datalake.format"
+TABLE_DATALAKE_ENABLED = table_options.DATALAKE_ENABLED.key
+TABLE_DATALAKE_FRESHNESS = table_options.DATALAKE_FRESHNESS.key
+TABLE_DATALAKE_FORMAT = table_options.DATALAKE_FORMAT.key
 #: The coordinator copies the cluster's Paimon catalog options into a lake table's properties under this prefix.
 TABLE_LAKE_PREFIX = "table.datalake.paimon."
-DEFAULT_FRESHNESS = "3min"
+DEFAULT_FRESHNESS = table_options.DATALAKE_FRESHNESS.default
 
 PAIMON = "paimon"
 
@@ -41,11 +42,12 @@ _UNITS_MS = {"ms": 1, "s": 1000, "sec": 1000, "min": 60_000, "m": 60_000, "h": 3
 
 def is_lake_enabled(info: TableInfo) -> bool:
     """True when the table has ``table.datalake.enabled = true``."""
-    return info.get_properties().get(TABLE_DATALAKE_ENABLED, "false").strip().lower() == "true"
+    return bool(table_options.DATALAKE_ENABLED.value_of(info.get_properties()))
 
 
 def parse_duration_ms(text: str) -> int:
-    """``500ms``, ``5s``, ``3min``, ``1h``, ``2d`` or a bare number of milliseconds."""
+    """``500ms``, ``5s``, ``3min``, ``1h``, ``2d`` or a bare number of milliseconds (the tiering job's
+    ``--interval``; table options are parsed by the registry, ``fluss.table_options``)."""
     raw = text.strip().lower().replace(" ", "")
     digits = raw.rstrip("abcdefghijklmnopqrstuvwxyz")
     unit = raw[len(digits):] or "ms"
@@ -56,7 +58,7 @@ def parse_duration_ms(text: str) -> int:
 
 def freshness_ms(info: TableInfo) -> int:
     """The table's ``table.datalake.freshness`` in milliseconds."""
-    return parse_duration_ms(info.get_properties().get(TABLE_DATALAKE_FRESHNESS, DEFAULT_FRESHNESS))
+    return table_options.DATALAKE_FRESHNESS.value_of(info.get_properties())
 
 
 def lake_format(server_options: Mapping[str, str]) -> str | None:

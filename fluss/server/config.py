@@ -1,18 +1,22 @@
 """Server configuration: ``server.yaml`` with Apache Fluss's keys, overridden by command-line ``-D key=value``.
 
-Keys are module-level constants named after the key. ``ServerConfig`` keeps the raw string map (so unknown
-keys pass through untouched, as Fluss does) and offers typed getters with the documented defaults.
+Keys are module-level constants named after the key; ``SERVER_OPTIONS`` declares each one once (type, default,
+bounds, description; ``fluss.options``). ``ServerConfig`` keeps the raw string map and offers typed getters with
+the declared defaults. At start-up a server calls :meth:`ServerConfig.check`: a key the registry does not know, or
+one it knows but this project does not implement yet, is logged as a warning (naming the closest known key), and
+an invalid value of a known key stops the start with an error naming the key.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import yaml
 
 from fluss.config_values import parse_bool, parse_duration_ms, parse_int, parse_memory_size
 from fluss.errors import ErrorCode, FlussError
+from fluss.options import Option, OptionRegistry, OptionType
 
 ZOOKEEPER_ADDRESS = "zookeeper.address"
 ZOOKEEPER_PATH_ROOT = "zookeeper.path.root"
@@ -37,26 +41,68 @@ MAX_REQUEST_SIZE = "netty.server.max-request-size"
 KV_SNAPSHOT_INTERVAL = "kv.snapshot.interval"
 KV_SNAPSHOT_NUM_RETAINED = "kv.snapshot.num-retained"
 
-DEFAULTS: dict[str, str] = {
-    ZOOKEEPER_PATH_ROOT: "/fluss",
-    ZOOKEEPER_SESSION_TIMEOUT: "6s",
-    BIND_LISTENERS: "FLUSS://127.0.0.1:9123",
-    DATA_DIR: "/tmp/fluss-data",
-    REMOTE_DATA_DIR: "",
-    DEFAULT_BUCKET_NUMBER: "1",
-    DEFAULT_REPLICATION_FACTOR: "1",
-    MIN_ISR: "1",
-    REPLICA_MAX_LAG_TIME: "30s",
-    REPLICA_FETCH_WAIT_MAX_TIME: "500ms",
-    LOG_SEGMENT_FILE_SIZE: "1gb",
-    LOG_INDEX_INTERVAL_SIZE: "4kb",
-    LOG_RETENTION_CHECK_INTERVAL: "5min",
-    MAX_PARTITION_NUM: "1000",
-    MAX_BUCKET_NUM: "128000",
-    MAX_REQUEST_SIZE: "100mb",
-    KV_SNAPSHOT_INTERVAL: "10min",
-    KV_SNAPSHOT_NUM_RETAINED: "2",
-}
+REMOTE_LOG_TASK_INTERVAL = "remote.log.task-interval-duration"
+AUTO_PARTITION_CHECK_INTERVAL = "auto-partition.check.interval"
+DATALAKE_FORMAT = "datalake.format"
+INTERNAL_LISTENER_NAME = "internal.listener.name"
+
+_S, _I, _B, _DUR, _MEM = OptionType.STRING, OptionType.INT, OptionType.BOOLEAN, OptionType.DURATION, \
+    OptionType.MEMORY_SIZE
+
+
+def _later(key: str, kind: OptionType, default: str | None, description: str, planned: str) -> Option:
+    return Option(key, kind, default, description, implemented=False, planned=planned)
+
+
+SECURITY = "security (issue #17)"
+METRICS = "metrics (issue #18)"
+
+#: Every server option this project knows (Fluss's keys), with its default.
+SERVER_OPTIONS = OptionRegistry("server option", [
+    Option(ZOOKEEPER_ADDRESS, _S, None, "ZooKeeper connect string host:port[,host:port] (required)."),
+    Option(ZOOKEEPER_PATH_ROOT, _S, "/fluss", "ZooKeeper node under which the cluster keeps its metadata."),
+    Option(ZOOKEEPER_SESSION_TIMEOUT, _DUR, "6s", "ZooKeeper session timeout: how soon a dead server is noticed.",
+           min=1),
+    Option(BIND_LISTENERS, _S, "FLUSS://127.0.0.1:9123", "Listeners NAME://host:port[,...] the server binds."),
+    Option(ADVERTISED_LISTENERS, _S, None, "Listeners announced to clients (default: bind.listeners)."),
+    _later(INTERNAL_LISTENER_NAME, _S, "FLUSS", "Listener used between servers.", SECURITY),
+    Option(TABLET_SERVER_ID, _I, None, "Id of a tablet server (required for tablet servers).", min=0),
+    Option(COORDINATOR_ID, _I, "0", "Id of a coordinator server.", min=0),
+    Option(DATA_DIR, _S, "/tmp/fluss-data", "Local directory of a tablet server's logs and KV state."),
+    Option(REMOTE_DATA_DIR, _S, "", "fsspec URL of the remote storage (KV snapshots, lake warehouse default)."),
+    Option(DEFAULT_BUCKET_NUMBER, _I, "1", "Buckets of a table that does not say.", min=1),
+    Option(DEFAULT_REPLICATION_FACTOR, _I, "1", "Replication factor of a table that does not say.", min=1),
+    Option(MIN_ISR, _I, "1", "In-sync replicas an acks=all write needs.", min=1),
+    Option(REPLICA_MAX_LAG_TIME, _DUR, "30s", "A follower not caught up for this long leaves the ISR.", min=1),
+    Option(REPLICA_FETCH_WAIT_MAX_TIME, _DUR, "500ms", "How long a follower fetch waits on the leader.", min=0),
+    Option(LOG_SEGMENT_FILE_SIZE, _MEM, "1gb", "Size of a log segment file.", min=1, max=(1 << 31) - 1),
+    Option(LOG_INDEX_INTERVAL_SIZE, _MEM, "4kb", "Bytes between two offset-index entries.", min=0),
+    Option(LOG_RETENTION_CHECK_INTERVAL, _DUR, "5min", "How often expired log segments are deleted.", min=1),
+    Option("log.flush.interval-messages", _I, None, "Records after which a log segment is fsynced.", min=1),
+    Option(MAX_PARTITION_NUM, _I, "1000", "Partitions the cluster may hold.", min=1),
+    Option(MAX_BUCKET_NUM, _I, "128000", "Buckets a table may have.", min=1),
+    Option(MAX_REQUEST_SIZE, _MEM, "100mb", "Largest records payload one write request may carry per bucket.",
+           min=1),
+    Option(KV_SNAPSHOT_INTERVAL, _DUR, "10min", "How often changed KV state is snapshotted to remote storage.",
+           min=1),
+    Option(KV_SNAPSHOT_NUM_RETAINED, _I, "2", "KV snapshots kept per bucket.", min=1),
+    Option(DATALAKE_FORMAT, OptionType.ENUM, None, "The cluster's data lake format (unset: no lake).",
+           values=("paimon", "iceberg", "lance"), supported_values=("paimon",)),
+    Option("datalake.paimon.*", _S, None, "Paimon catalog options of the lake (warehouse, metastore, ...)."),
+    _later(REMOTE_LOG_TASK_INTERVAL, _DUR, "1min", "How often log segments are copied to remote storage.",
+           "remote log storage (issue #15)"),
+    _later(AUTO_PARTITION_CHECK_INTERVAL, _DUR, "10min", "How often automatic partitions are created and dropped.",
+           "auto-partitioning (issue #16)"),
+    _later("metrics.reporters", _S, None, "Metric reporters (prometheus).", METRICS),
+    _later("metrics.reporter.prometheus.port", _S, "9249", "Port (or range) of the Prometheus endpoint.", METRICS),
+    _later("security.protocol.map", _S, None, "Listener to security protocol (PLAINTEXT | SASL).", SECURITY),
+    _later("security.sasl.enabled.mechanisms", _S, "PLAIN", "SASL mechanisms the servers accept.", SECURITY),
+    _later("authorizer.enabled", _B, "false", "Check ACLs on every request.", SECURITY),
+    _later("super.users", _S, None, "Principals that bypass ACLs.", SECURITY),
+])
+
+DEFAULTS: dict[str, str] = {o.key: o.default for o in SERVER_OPTIONS if o.default is not None and not o.is_pattern
+                            and o.implemented}
 
 
 class ServerConfig:
@@ -103,6 +149,35 @@ class ServerConfig:
 
     def get_duration_ms(self, key: str) -> int:
         return parse_duration_ms(self.require(key), key)
+
+    def check(self, warn: Callable[[str], None] | None = None) -> list[str]:
+        """Validates every value against ``SERVER_OPTIONS``; returns (and passes to ``warn`` as it finds them) the
+        warnings about keys it does not use.
+
+        Raises:
+            FlussError: INVALID_CONFIG_EXCEPTION naming the key of the first invalid value.
+        """
+        warnings: list[str] = []
+
+        def warning(text: str) -> None:
+            warnings.append(text)
+            if warn is not None:
+                warn(text)
+
+        for key in sorted(self._values):
+            option = SERVER_OPTIONS.get(key)
+            if option is None:
+                warning(f"{SERVER_OPTIONS.unknown_key_message(key)} (ignored)")
+            elif not option.implemented:
+                warning(f"Server option '{key}' is not supported yet by this Fluss implementation (ignored)")
+        for key, value in sorted(self._values.items()):
+            option = SERVER_OPTIONS.get(key)
+            if option is not None and option.implemented:
+                option.parse(value, "the server configuration")
+        self.bind_address()
+        if self.get(ADVERTISED_LISTENERS):
+            self.advertised_address()
+        return warnings
 
     def as_dict(self) -> dict[str, str]:
         return {**DEFAULTS, **self._values}

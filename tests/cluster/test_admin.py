@@ -122,6 +122,27 @@ BAD_TABLES = [
     ("ok", _descriptor(INT_A, properties={"table.replication.factor": "4"}),
      ErrorCode.INVALID_REPLICATION_FACTOR, "4"),
     ("ok", _descriptor(INT_A, properties={"table.log.ttl": "soon"}), ErrorCode.INVALID_CONFIG_EXCEPTION, "soon"),
+    # the coordinator applies the tablet servers' rules (the options registry and the merge engine's checks), so
+    # a table it accepts never fails to open on a tablet server
+    ("ok", _descriptor(INT_A, properties={"table.log.tll": "1d"}), ErrorCode.INVALID_CONFIG_EXCEPTION,
+     "did you mean 'table.log.ttl'"),
+    ("ok", _descriptor(INT_A, properties={"table.log.local-ttl": "1d"}), ErrorCode.INVALID_CONFIG_EXCEPTION,
+     "not supported yet"),
+    ("ok", _descriptor(INT_A, properties={"table.log.ttl": "-5s"}), ErrorCode.INVALID_CONFIG_EXCEPTION,
+     "table.log.ttl"),
+    ("ok", _descriptor(INT_A, properties={"table.log.arrow.compression.zstd.level": "99"}),
+     ErrorCode.INVALID_CONFIG_EXCEPTION, "table.log.arrow.compression.zstd.level"),
+    ("ok", _descriptor(INT_A, properties={"table.datalake.enabled": "maybe"}), ErrorCode.INVALID_CONFIG_EXCEPTION,
+     "table.datalake.enabled"),
+    ("ok", _descriptor(INT_A, pk=["a"], properties={"table.merge-engine": "versioned"}),
+     ErrorCode.INVALID_CONFIG_EXCEPTION, "table.merge-engine.versioned.ver-column"),
+    ("ok", _descriptor(INT_A, pk=["a"], properties={"table.merge-engine": "aggregation", "fields.b.agg": "median"}),
+     ErrorCode.INVALID_CONFIG_EXCEPTION, "median"),
+    ("ok", _descriptor(INT_A, properties={"table.merge-engine": "first_row"}), ErrorCode.INVALID_CONFIG_EXCEPTION,
+     "primary-key table"),
+    ("ok", _descriptor(INT_A, comment="x" * (1 << 20)), ErrorCode.INVALID_CONFIG_EXCEPTION, "comment"),
+    ("ok", _descriptor(INT_A, custom_properties={f"k{i}": "v" * 60_000 for i in range(12)}),
+     ErrorCode.INVALID_CONFIG_EXCEPTION, "metadata"),
 ]
 
 
@@ -132,6 +153,13 @@ async def test_bad_table_is_rejected_with_a_clear_error(admin, database, name, d
     assert e.value.error_code == code
     assert mentions in e.value.message
     assert await admin.list_tables(database) == []
+
+
+async def test_oversized_database_comment_is_refused_clearly(admin):
+    with pytest.raises(FlussError) as e:
+        await admin.create_database("big_comment_db", fluss.DatabaseDescriptor(comment="c" * (1 << 20)))
+    assert e.value.error_code == ErrorCode.INVALID_CONFIG_EXCEPTION and "comment" in e.value.message
+    assert not await admin.database_exists("big_comment_db")
 
 
 async def test_server_rejects_bad_column_definitions(conn, database):

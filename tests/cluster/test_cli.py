@@ -184,3 +184,15 @@ async def test_table_list_and_describe_show_definitions_buckets_and_rows(cluster
 
     missing = _fluss("table", "describe", f"{database}.nope", *servers)
     assert missing.returncode == 2 and "nope" in missing.stderr
+
+
+def test_server_with_an_invalid_option_does_not_start_and_names_the_key(tmp_path):
+    """Invalid values stop the start naming the key; unknown keys only warn (checked before ZooKeeper is needed)."""
+    config = tmp_path / "server.yaml"
+    config.write_text("zookeeper.address: 127.0.0.1:1\nbind.listeners: FLUSS://127.0.0.1:0\n"
+                      "log.segment.file-sise: 1gb\n")
+    bad = _fluss("tablet-server", "--config", str(config), "-D", "tablet-server.id=0",
+                 "-D", "log.replica.min-in-sync-replicas-number=zero", timeout=60)
+    assert bad.returncode == 2
+    assert "'log.replica.min-in-sync-replicas-number'" in bad.stderr and "zero" in bad.stderr
+    assert "'log.segment.file-sise'" in bad.stderr and "did you mean 'log.segment.file-size'" in bad.stderr

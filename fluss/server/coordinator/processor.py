@@ -34,7 +34,12 @@ from fluss.server.coordinator.context import (
     table_info_of,
 )
 from fluss.server.coordinator.notifier import TabletNotifier
-from fluss.server.coordinator.validation import check_database_name, check_table_name, resolve_table
+from fluss.server.coordinator.validation import (
+    check_database_name,
+    check_metadata_size,
+    check_table_name,
+    resolve_table,
+)
 from fluss.server.zk import paths
 from fluss.server.zk.client import ZooKeeperClient
 from fluss.server.zk.data import (
@@ -44,7 +49,10 @@ from fluss.server.zk.data import (
     LeaderAndIsr,
     PartitionRegistration,
     TableRegistration,
+    dumps,
+    encode,
 )
+from fluss.table_options import REPLICATION_FACTOR
 
 log = logging.getLogger(__name__)
 
@@ -177,6 +185,7 @@ class CoordinatorEventProcessor:
             raise FlussError(f"Database '{name}' already exists", ErrorCode.DATABASE_ALREADY_EXIST)
         ts = now_ms()
         reg = DatabaseRegistration(descriptor.comment, descriptor.get_custom_properties(), ts, ts)
+        check_metadata_size(f"database '{name}'", reg.comment, reg.custom_properties, len(encode(reg)))
         await self._zk(self.zk.create_database, name, reg)
         self.ctx.databases[name] = reg
 
@@ -223,6 +232,8 @@ class CoordinatorEventProcessor:
             properties=resolved.properties, custom_properties=resolved.custom_properties,
             created_time=ts, modified_time=ts)
         schema_json = resolved.get_schema().row_schema.to_json()
+        check_metadata_size(f"table '{path}'", reg.comment, {**reg.properties, **reg.custom_properties},
+                            len(encode(reg)) + len(dumps(schema_json)))
         # a lake-enabled table gets its Paimon table now, and the lake's catalog options as table properties
         reg.properties.update(await create_lake_table_if_enabled(self.config.as_dict(),
                                                                  table_info_of(path, reg, schema_json)))
@@ -237,8 +248,7 @@ class CoordinatorEventProcessor:
         log.info("created table %s (id %d, %d buckets, rf %d)", path, table_id, reg.bucket_count, rf)
 
     def _replication_factor(self, desc: TableDescriptor) -> int:
-        raw = desc.properties.get("table.replication.factor")
-        rf = int(raw) if raw else self.config.get_int(DEFAULT_REPLICATION_FACTOR)
+        rf = REPLICATION_FACTOR.value_of(desc.properties) or self.config.get_int(DEFAULT_REPLICATION_FACTOR)
         live = len(self.ctx.live_servers)
         if rf < 1 or rf > live:
             raise FlussError(f"Replication factor {rf} is invalid: it must be between 1 and the number of live "

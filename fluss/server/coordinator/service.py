@@ -11,6 +11,7 @@ from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.server.coordinator.processor import CoordinatorEventProcessor
 from fluss.server.zk.data import KvSnapshotRecord
+from fluss.table_options import DATALAKE_ENABLED
 
 
 def _guard(response_type: type) -> Callable:
@@ -185,7 +186,7 @@ class AdminServicer(rpc.AdminServiceServicer):
     async def ListLakeTables(self, request, context):
         resp = pb.ListLakeTablesResponse(error=OK)
         for info in sorted(self.p.ctx.tables_by_id.values(), key=lambda t: t.table_id):
-            if info.get_properties().get("table.datalake.enabled", "false").lower() != "true":
+            if not DATALAKE_ENABLED.value_of(info.get_properties()):
                 continue
             resp.tables.append(info.to_pb())
             snapshot = await self.p.lake_snapshot(info.table_id)

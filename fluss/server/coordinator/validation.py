@@ -1,7 +1,9 @@
 """Checks of user-supplied names and table descriptors before anything is written to ZooKeeper.
 
 ``resolve_table`` turns a requested ``TableDescriptor`` into the one that is stored: bucket count and bucket
-keys resolved from the descriptor, the ``bucket.num``/``bucket.key`` properties and the server defaults.
+keys resolved from the descriptor, the ``bucket.num``/``bucket.key`` properties and the server defaults; its
+table options are checked by the options registry (``fluss.table_options``) and by the same merge-engine code the
+tablet servers run. ``check_metadata_size`` keeps what is stored within what one ZooKeeper node can hold.
 Every failure is a ``FlussError`` whose message names the offending name, column or option.
 """
 
@@ -9,17 +11,21 @@ from __future__ import annotations
 
 import re
 
-from fluss.config_values import parse_duration_ms, parse_int
+from fluss.config_values import parse_int
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableDescriptor
+from fluss.server.kv.merge import MergeEngine, changelog_image_of
+from fluss.table_options import validate_table_properties
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_\-]+$")
 MAX_NAME_LENGTH = 200
 
-COMPRESSION_TYPES = ("ZSTD", "LZ4_FRAME", "NONE")
-MERGE_ENGINES = ("first_row", "versioned", "aggregation")
-CHANGELOG_IMAGES = ("FULL", "WAL")
-DELETE_BEHAVIORS = ("ALLOW", "IGNORE", "DISABLE")
+#: Metadata limits: ZooKeeper refuses a request over ~1 MiB (jute.maxbuffer) by dropping the connection, so the
+#: coordinator refuses oversized metadata first, with an error naming what is too large.
+MAX_COMMENT_BYTES = 64 << 10
+MAX_PROPERTY_KEY_LENGTH = 512
+MAX_PROPERTY_VALUE_BYTES = 64 << 10
+MAX_METADATA_BYTES = 512 << 10
 
 
 def check_name(kind: str, name: str, code: int) -> None:
@@ -67,6 +73,7 @@ def resolve_table(desc: TableDescriptor, table: str, default_buckets: int, max_b
             raise _invalid(f"Partition key {missing} of primary-key table '{table}' must be part of the primary key {pks}")
 
     props = dict(desc.properties)
+    _check_properties(table, props, desc)
     bucket_keys = list(desc.bucket_keys)
     if not bucket_keys and props.get("bucket.key"):
         bucket_keys = [k.strip() for k in props["bucket.key"].split(",") if k.strip()]
@@ -93,7 +100,6 @@ def resolve_table(desc: TableDescriptor, table: str, default_buckets: int, max_b
     if bucket_count > max_buckets:
         raise FlussError(f"Bucket count {bucket_count} of table '{table}' exceeds max.bucket.num ({max_buckets})",
                          ErrorCode.BUCKET_MAX_NUM_EXCEPTION)
-    _check_properties(table, props, seen)
     props.pop("bucket.num", None)
     props.pop("bucket.key", None)
     return TableDescriptor(
@@ -108,33 +114,33 @@ def _check_subset(table: str, what: str, keys: list[str], columns: set[str]) -> 
             raise _invalid(f"{what} column '{k}' of table '{table}' does not exist (columns: {sorted(columns)})")
 
 
-def _check_properties(table: str, props: dict[str, str], columns: set[str]) -> None:
-    def choice(key: str, allowed: tuple[str, ...], case_insensitive: bool = True) -> None:
-        if key in props:
-            value = props[key].upper() if case_insensitive else props[key]
-            options = tuple(a.upper() for a in allowed) if case_insensitive else allowed
-            if value not in options:
-                raise FlussError(f"Invalid value '{props[key]}' for table option '{key}' of table '{table}' "
-                                 f"(allowed: {', '.join(allowed)})", ErrorCode.INVALID_CONFIG_EXCEPTION)
+def _check_properties(table: str, props: dict[str, str], desc: TableDescriptor) -> None:
+    """The registry's rules for every table option, then the tablet servers' own checks of the same properties
+    (merge engine against the schema, changelog image), so a table the coordinator accepts always opens."""
+    schema = desc.get_schema()
+    has_pk = bool(schema.get_primary_keys())
+    validate_table_properties(props, table, has_pk)
+    if has_pk:
+        try:
+            MergeEngine.from_properties(props, schema.row_schema)
+            changelog_image_of(props)
+        except FlussError as e:
+            raise FlussError(f"{e.message} (table '{table}')", e.error_code) from None
 
-    choice("table.log.arrow.compression.type", COMPRESSION_TYPES)
-    choice("table.log.format", ("ARROW",))
-    choice("table.merge-engine", MERGE_ENGINES)
-    choice("table.changelog.image", CHANGELOG_IMAGES)
-    choice("table.delete.behavior", DELETE_BEHAVIORS)
-    for key in ("table.log.ttl", "table.log.local-ttl", "table.datalake.freshness"):
-        if key in props:
-            try:
-                parse_duration_ms(props[key], key)
-            except FlussError as e:
-                raise FlussError(f"{e.message} of table '{table}'", ErrorCode.INVALID_CONFIG_EXCEPTION) from None
-    for key in ("table.replication.factor", "table.log.arrow.compression.zstd.level"):
-        if key in props:
-            try:
-                parse_int(props[key], key)
-            except FlussError as e:
-                raise FlussError(f"{e.message} of table '{table}'", ErrorCode.INVALID_CONFIG_EXCEPTION) from None
-    ver = props.get("table.merge-engine.versioned.ver-column")
-    if ver is not None and ver not in columns:
-        raise FlussError(f"Version column '{ver}' of table '{table}' does not exist",
+
+def check_metadata_size(what: str, comment: str | None, properties: dict[str, str], encoded_bytes: int) -> None:
+    """Refuses metadata too large for one ZooKeeper node (ZooKeeper would drop the connection instead)."""
+    comment_bytes = len((comment or "").encode())
+    if comment_bytes > MAX_COMMENT_BYTES:
+        raise FlussError(f"The comment of {what} is {comment_bytes} bytes; at most {MAX_COMMENT_BYTES} are allowed",
                          ErrorCode.INVALID_CONFIG_EXCEPTION)
+    for key, value in properties.items():
+        if len(key) > MAX_PROPERTY_KEY_LENGTH:
+            raise FlussError(f"Property key '{key[:40]}...' of {what} is longer than {MAX_PROPERTY_KEY_LENGTH} "
+                             "characters", ErrorCode.INVALID_CONFIG_EXCEPTION)
+        if len(value.encode()) > MAX_PROPERTY_VALUE_BYTES:
+            raise FlussError(f"The value of property '{key}' of {what} is {len(value.encode())} bytes; at most "
+                             f"{MAX_PROPERTY_VALUE_BYTES} are allowed", ErrorCode.INVALID_CONFIG_EXCEPTION)
+    if encoded_bytes > MAX_METADATA_BYTES:
+        raise FlussError(f"The metadata of {what} (schema, comments and properties) is {encoded_bytes} bytes; at "
+                         f"most {MAX_METADATA_BYTES} are allowed", ErrorCode.INVALID_CONFIG_EXCEPTION)

@@ -41,6 +41,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from fluss import table_options
 from fluss.errors import ErrorCode, FlussError
 from fluss.server.kv.aggregation import (
     DEFAULT_FUNCTION,
@@ -52,10 +53,10 @@ from fluss.server.kv.aggregation import (
 )
 from fluss.types import BIGINT, INT, TIMESTAMP, TIMESTAMP_LTZ, RowSchema
 
-MERGE_ENGINE = "table.merge-engine"
-VERSIONED_VER_COLUMN = "table.merge-engine.versioned.ver-column"
-DELETE_BEHAVIOR = "table.delete.behavior"
-CHANGELOG_IMAGE = "table.changelog.image"
+MERGE_ENGINE = table_options.MERGE_ENGINE.key
+VERSIONED_VER_COLUMN = table_options.MERGE_ENGINE_VERSIONED_VER_COLUMN.key
+DELETE_BEHAVIOR = table_options.DELETE_BEHAVIOR.key
+CHANGELOG_IMAGE = table_options.CHANGELOG_IMAGE.key
 FIELDS_PREFIX = "fields."
 
 LAST_ROW = "last_row"

@@ -9,13 +9,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from fluss.config_values import parse_duration_ms, parse_int, parse_memory_size
+from fluss.config_values import parse_int, parse_memory_size
 from fluss.errors import ErrorCode, FlussError
+from fluss.table_options import LOG_TTL
 
 LOG_SEGMENT_FILE_SIZE = "log.segment.file-size"
 LOG_INDEX_INTERVAL_SIZE = "log.index.interval-size"
 LOG_FLUSH_INTERVAL_MESSAGES = "log.flush.interval-messages"
-TABLE_LOG_TTL = "table.log.ttl"
+TABLE_LOG_TTL = LOG_TTL.key
 
 _MAX_SEGMENT_BYTES = (1 << 31) - 1  # index entries store file positions as u32; one batch may overflow a segment
 
@@ -64,6 +65,5 @@ class LogConfig:
         if LOG_FLUSH_INTERVAL_MESSAGES in server:
             kwargs["flush_interval_messages"] = parse_int(server[LOG_FLUSH_INTERVAL_MESSAGES], LOG_FLUSH_INTERVAL_MESSAGES)
         if TABLE_LOG_TTL in table:
-            value = table[TABLE_LOG_TTL]
-            kwargs["ttl_ms"] = -1 if str(value).strip() == "-1" else parse_duration_ms(value, TABLE_LOG_TTL)
+            kwargs["ttl_ms"] = LOG_TTL.value_of(table)
         return cls(**kwargs)  # type: ignore[arg-type]

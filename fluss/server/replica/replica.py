@@ -18,15 +18,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from fluss.config_values import parse_duration_ms, parse_int
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket, TableInfo
 from fluss.record.log_batch import parse_compression
 from fluss.server.log.config import LogConfig
 from fluss.server.log.tablet import LogTablet
 from fluss.server.replica.kv_replica import KvReplica
-
-DEFAULT_TTL = "7d"
+from fluss.table_options import LOG_ARROW_COMPRESSION_TYPE, LOG_ARROW_COMPRESSION_ZSTD_LEVEL, LOG_TTL
 
 
 def now_ms() -> int:
@@ -49,11 +47,10 @@ class Replica:
         self.directory = directory
         self.local_id = local_id
         props = table.get_properties()
-        ttl = props.get("table.log.ttl", DEFAULT_TTL)
         self.log_config = LogConfig(segment_bytes=segment_bytes, index_interval_bytes=index_interval_bytes,
-                                    ttl_ms=parse_duration_ms(ttl, "table.log.ttl") if ttl not in ("-1", "") else -1)
-        self.compression = parse_compression(props.get("table.log.arrow.compression.type", "ZSTD"))
-        self.zstd_level = parse_int(props.get("table.log.arrow.compression.zstd.level", "3"))
+                                    ttl_ms=LOG_TTL.value_of(props))
+        self.compression = parse_compression(LOG_ARROW_COMPRESSION_TYPE.value_of(props))
+        self.zstd_level = LOG_ARROW_COMPRESSION_ZSTD_LEVEL.value_of(props)
         self.log = LogTablet.open(directory, self.log_config)
         self.leader_id = -1
         self.leader_epoch = -1

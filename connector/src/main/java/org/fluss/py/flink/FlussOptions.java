@@ -2,10 +2,15 @@ package org.fluss.py.flink;
 
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.MemorySize;
 
 import java.time.Duration;
 
-/** Option keys of the catalog and the table factory (Fluss's keys, see ../docs/flink-connector.md). */
+/**
+ * Option keys of the catalog and the table factory (Fluss's keys, see ../docs/flink-connector.md). Every key here is
+ * declared, with the same type and default, in the Python option registries ({@link OptionsRegistry}); a test
+ * checks it.
+ */
 public final class FlussOptions {
     private FlussOptions() {}
 
@@ -59,10 +64,14 @@ public final class FlussOptions {
     /** Rows per Arrow batch per bucket before it is sent (besides checkpoints and the end of input). */
     public static final ConfigOption<Integer> SINK_BATCH_ROWS = ConfigOptions.key("sink.buffer-flush.max-rows")
             .intType().defaultValue(16384);
-    public static final ConfigOption<Integer> CLIENT_SCANNER_FETCH_MAX_BYTES =
-            ConfigOptions.key("client.scanner.log.fetch.max-bytes").intType().defaultValue(16 * 1024 * 1024);
-    public static final ConfigOption<Integer> CLIENT_SCANNER_FETCH_WAIT_MS =
-            ConfigOptions.key("client.scanner.log.fetch.wait-max-time-ms").intType().defaultValue(500);
+    public static final ConfigOption<MemorySize> CLIENT_SCANNER_FETCH_MAX_BYTES =
+            ConfigOptions.key("client.scanner.log.fetch.max-bytes").memoryType()
+                    .defaultValue(MemorySize.parse("16mb"));
+    /** Fluss's key; the earlier {@code client.scanner.log.fetch.wait-max-time-ms} (milliseconds) still works. */
+    public static final ConfigOption<Duration> CLIENT_SCANNER_FETCH_WAIT_MAX_TIME =
+            ConfigOptions.key("client.scanner.log.fetch.wait-max-time").durationType()
+                    .defaultValue(Duration.ofMillis(500))
+                    .withFallbackKeys("client.scanner.log.fetch.wait-max-time-ms");
 
     /** Drop DELETE (and UPDATE_BEFORE) rows instead of applying them. */
     public static final ConfigOption<Boolean> SINK_IGNORE_DELETE = ConfigOptions.key("sink.ignore-delete")

@@ -11,6 +11,7 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.utils.TypeConversions;
 import org.fluss.py.flink.FlussOptions;
+import org.fluss.py.flink.OptionsRegistry;
 import org.fluss.py.flink.types.FlussTypes;
 import org.fluss.py.rpc.ColumnPb;
 import org.fluss.py.rpc.SchemaPb;
@@ -25,9 +26,11 @@ import java.util.Map;
 
 /**
  * Flink catalog tables to Fluss table descriptors and back. WITH options: {@code bucket.num} and
- * {@code bucket.key} become the descriptor's bucket count / keys, {@code table.*} keys become table
- * properties (read by the servers), every other key except {@code connector} and {@code bootstrap.servers}
- * is kept as a custom property (client options such as {@code scan.startup.mode} stay with the table).
+ * {@code bucket.key} become the descriptor's bucket count / keys, table options ({@code table.*} and the other
+ * keys the registry declares as table options, such as the aggregation engine's {@code fields.<column>.agg};
+ * see {@link OptionsRegistry}) become table properties, checked and read by the servers; every other key except
+ * {@code connector} and {@code bootstrap.servers} is kept as a custom property (client options such as
+ * {@code scan.startup.mode} stay with the table).
  */
 public final class FlinkConversions {
     private FlinkConversions() {}
@@ -80,7 +83,7 @@ public final class FlinkConversions {
                 for (String key : v.split(",")) {
                     d.addBucketKeys(key.trim());
                 }
-            } else if (k.startsWith("table.")) {
+            } else if (OptionsRegistry.isTableProperty(k)) {
                 d.putProperties(k, v);
             } else {
                 d.putCustomProperties(k, v);

@@ -52,7 +52,7 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
                 FlussOptions.CLIENT_WRITER_RETRIES, FlussOptions.CLIENT_WRITER_IDEMPOTENCE,
                 FlussOptions.CLIENT_WRITER_BUCKET_NO_KEY_ASSIGNER, FlussOptions.CLIENT_WRITER_DYNAMIC_CREATE_PARTITION,
                 FlussOptions.SINK_BATCH_ROWS, FlussOptions.CLIENT_SCANNER_FETCH_MAX_BYTES,
-                FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MS, FlussOptions.SINK_IGNORE_DELETE, FlussOptions.LOOKUP_ASYNC,
+                FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MAX_TIME, FlussOptions.SINK_IGNORE_DELETE, FlussOptions.LOOKUP_ASYNC,
                 LookupOptions.CACHE_TYPE, LookupOptions.MAX_RETRIES, LookupOptions.PARTIAL_CACHE_MAX_ROWS,
                 LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_ACCESS, LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_WRITE,
                 LookupOptions.PARTIAL_CACHE_CACHE_MISSING_KEY);
@@ -129,8 +129,8 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
         return new FlussTableSource(bootstrap(options, id), tablePath(options, id), rowType,
                 context.getCatalogTable().getPartitionKeys(), primaryKey, changelog, isLake(id), startup, streaming,
                 options.get(FlussOptions.SCAN_PARTITION_DISCOVERY_INTERVAL).toMillis(),
-                options.get(FlussOptions.CLIENT_SCANNER_FETCH_MAX_BYTES),
-                options.get(FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MS), lookup, null);
+                (int) Math.min(Integer.MAX_VALUE, options.get(FlussOptions.CLIENT_SCANNER_FETCH_MAX_BYTES).getBytes()),
+                (int) options.get(FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MAX_TIME).toMillis(), lookup, null);
     }
 
     @Override

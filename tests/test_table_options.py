@@ -1,0 +1,107 @@
+"""The option registries: every table option declared once, checked with errors that name the key."""
+
+from __future__ import annotations
+
+import pytest
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.options_export import REGISTRY_JSON, registry_json
+from fluss.server.config import SERVER_OPTIONS, ServerConfig
+from fluss.table_options import (
+    CONNECTOR_OPTIONS,
+    LOG_ARROW_COMPRESSION_TYPE,
+    LOG_TTL,
+    TABLE_OPTIONS,
+    validate_table_properties,
+)
+
+
+def _refused(props: dict[str, str], has_pk: bool = False) -> str:
+    with pytest.raises(FlussError) as e:
+        validate_table_properties(props, "db.orders", has_pk)
+    assert e.value.error_code == ErrorCode.INVALID_CONFIG_EXCEPTION
+    assert "db.orders" in e.value.message
+    return e.value.message
+
+
+def test_misspelled_table_option_is_refused_naming_it_and_the_closest_key():
+    message = _refused({"table.log.tll": "1d"})
+    assert "'table.log.tll'" in message and "did you mean 'table.log.ttl'" in message
+    message = _refused({"table.merge-engin": "first_row"}, has_pk=True)
+    assert "'table.merge-engin'" in message and "'table.merge-engine'" in message
+
+
+def test_documented_but_unimplemented_option_is_refused_as_not_supported_yet():
+    for key, value in (("table.log.local-ttl", "1d"), ("table.auto-partition.enabled", "true"),
+                       ("table.kv.row.ttl", "1h"), ("table.datalake.auto-compaction", "true")):
+        message = _refused({key: value})
+        assert f"'{key}'" in message and "not supported yet" in message
+
+
+@pytest.mark.parametrize(("key", "value", "mentions"), [
+    ("table.log.ttl", "-5s", "at least 0"),
+    ("table.log.ttl", "soon", "soon"),
+    ("table.log.arrow.compression.zstd.level", "99", "between 1 and 22"),
+    ("table.log.arrow.compression.type", "GZIP", "ZSTD"),
+    ("table.datalake.enabled", "maybe", "maybe"),
+    ("table.replication.factor", "0", "at least 1"),
+    ("bucket.num", "many", "many"),
+    ("table.log.format", "INDEXED", "not supported yet"),
+    ("table.datalake.format", "iceberg", "not supported yet"),
+])
+def test_invalid_values_are_refused_naming_the_key(key, value, mentions):
+    message = _refused({key: value})
+    assert f"'{key}'" in message and mentions in message
+
+
+def test_merge_engine_needs_a_primary_key():
+    assert "primary-key table" in _refused({"table.merge-engine": "first_row"})
+    validate_table_properties({"table.merge-engine": "FIRST_ROW"}, "db.orders", True)
+
+
+def test_values_are_typed_and_defaults_come_from_the_registry():
+    values = validate_table_properties({"table.log.ttl": "2h", "table.datalake.enabled": "TRUE",
+                                        "fields.total.agg": "sum", "scan.startup.mode": "earliest",
+                                        "team": "x"}, "db.t", True)
+    assert values == {"table.log.ttl": 7_200_000, "table.datalake.enabled": True, "fields.total.agg": "sum"}
+    assert LOG_TTL.value_of({}) == 7 * 86_400_000
+    assert LOG_TTL.value_of({"table.log.ttl": "0ms"}) == -1  # keep forever, as Fluss documents '0ms'
+    assert LOG_TTL.value_of({"table.log.ttl": "-1"}) == -1
+    assert LOG_ARROW_COMPRESSION_TYPE.value_of({"table.log.arrow.compression.type": "lz4_frame"}) == "LZ4_FRAME"
+
+
+def test_every_option_is_fully_declared():
+    for registry in (TABLE_OPTIONS, CONNECTOR_OPTIONS, SERVER_OPTIONS):
+        for option in registry:
+            assert option.description.strip(), option.key
+            assert option.implemented or option.planned, f"{option.key}: say what will implement it"
+            if option.values:
+                assert option.default is None or option.parse(option.default) in option.values, option.key
+            elif option.default not in (None, ""):
+                option.parse(option.default)  # the default itself is valid
+    documented = {"bucket.num", "bucket.key", "table.log.ttl", "table.log.local-ttl", "table.log.tiered.local-segments",
+                  "table.log.format", "table.log.arrow.compression.type", "table.log.arrow.compression.zstd.level",
+                  "table.kv.format", "table.replication.factor", "table.datalake.enabled", "table.datalake.format",
+                  "table.datalake.freshness", "table.datalake.auto-compaction", "table.datalake.auto-expire-snapshot",
+                  "table.merge-engine", "table.merge-engine.versioned.ver-column", "table.delete.behavior",
+                  "table.changelog.image", "table.auto-partition.enabled", "table.auto-partition.key",
+                  "table.auto-partition.time-unit", "table.auto-partition.num-precreate",
+                  "table.auto-partition.num-retention", "table.auto-partition.time-zone"}
+    assert documented <= {o.key for o in TABLE_OPTIONS}
+
+
+def test_committed_registry_json_matches_the_registries():
+    assert REGISTRY_JSON.read_text() == registry_json(), "stale: run `make options`"
+
+
+def test_server_config_warns_on_unknown_keys_and_refuses_invalid_values():
+    base = {"zookeeper.address": "127.0.0.1:2181", "bind.listeners": "FLUSS://127.0.0.1:9123"}
+    warnings = ServerConfig({**base, "log.segment.file-sise": "1gb", "authorizer.enabled": "true"}).check()
+    assert any("'log.segment.file-sise'" in w and "'log.segment.file-size'" in w for w in warnings)
+    assert any("'authorizer.enabled'" in w and "not supported yet" in w for w in warnings)
+    for key, value in (("default.replication.factor", "three"), ("kv.snapshot.interval", "often"),
+                       ("log.replica.min-in-sync-replicas-number", "0"), ("bind.listeners", "127.0.0.1")):
+        with pytest.raises(FlussError) as e:
+            ServerConfig({**base, key: value}).check()
+        assert key in e.value.message and e.value.error_code == ErrorCode.INVALID_CONFIG_EXCEPTION
+    assert ServerConfig(base).check() == []
