@@ -21,7 +21,7 @@ from fluss.client.config import Config
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import ServerNode, TableBucket, TableInfo, TablePath
 from fluss.rpc.addresses import parse_addresses, unreachable_reason
-from fluss.rpc.channels import ChannelPool
+from fluss.rpc.channels import ChannelFactory, ChannelPool
 from fluss.rpc.errors import raise_for_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
 
@@ -38,9 +38,9 @@ class TableMetadata:
 class ClusterClient:
     def __init__(self, config: Config) -> None:
         self.config = config
-        self.channels = ChannelPool()
-        self.bootstrap = parse_addresses(config.bootstrap_servers)
         self.connect_timeout_s = config.connect_timeout_ms / 1000
+        self.channels = ChannelPool(ChannelFactory(connect_timeout_s=self.connect_timeout_s))
+        self.bootstrap = parse_addresses(config.bootstrap_servers)
         self._reached = False  # some server of the bootstrap list has answered (there is a cluster)
         self._active: str | None = None
         self.servers: dict[int, ServerNode] = {}
@@ -153,12 +153,15 @@ class ClusterClient:
         return self.channels.tablet(address)
 
     async def tablet_call(self, address: str, method: str, request, timeout_s: float = 30.0):
-        """Calls a TabletService method; a transport failure becomes a retriable NETWORK_EXCEPTION."""
+        """Calls a TabletService method; a transport failure becomes a retriable NETWORK_EXCEPTION and a
+        request-level error of the response a FlussError (per-bucket errors are the caller's to read)."""
         try:
-            return await getattr(self.channels.tablet(address), method)(request, timeout=timeout_s)
+            resp = await getattr(self.channels.tablet(address), method)(request, timeout=timeout_s)
         except grpc.aio.AioRpcError as e:
             raise FlussError(f"{method} to tablet server {address} failed: {e.code().name}",
                              ErrorCode.NETWORK_EXCEPTION) from None
+        raise_for_error(resp.error)
+        return resp
 
     async def close(self) -> None:
         await self.channels.close()

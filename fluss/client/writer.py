@@ -43,7 +43,7 @@ from fluss.metadata import TableBucket, TableInfo
 from fluss.record.log_batch import HEADER_SIZE, Buffer, build_batch, parse_compression, writer_header
 from fluss.row_check import RowChecker, short_repr
 from fluss.row_convert import conform_batch, rows_to_batch
-from fluss.rpc.errors import to_error
+from fluss.rpc.errors import raise_for_error, to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.table_options import LOG_ARROW_COMPRESSION_TYPE, LOG_ARROW_COMPRESSION_ZSTD_LEVEL
 
@@ -417,10 +417,12 @@ class Sender:
         call = self.client.channels.channel(addr).unary_unary(
             f"/{service.full_name}/{self.RPC}", response_deserializer=response_type.FromString)
         try:
-            return await call(payload, timeout=self.client.request_timeout_s + 5)
+            resp = await call(payload, timeout=self.client.request_timeout_s + 5)
         except grpc.aio.AioRpcError as e:
             raise FlussError(f"{self.RPC} to tablet server {addr} failed: {e.code().name}",
                              ErrorCode.NETWORK_EXCEPTION) from None
+        raise_for_error(resp.error)  # a request-level failure: every bucket of the request has it
+        return resp
 
     def _new_request(self):
         return pb.ProduceLogRequest(acks=self.acks, table_id=self.table.table_id,

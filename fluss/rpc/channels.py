@@ -1,40 +1,71 @@
-"""gRPC channel options and a small pool of ``grpc.aio`` channels keyed by address."""
+"""The one way a gRPC channel is made: ``ChannelFactory`` (options, client interceptors, connect deadline), and
+``ChannelPool``, one ``grpc.aio`` channel per server address with typed stubs.
+
+Every client of a Fluss service uses them: the Python client, the tablet server's channels to the coordinator and
+to partition leaders (replication), the coordinator's channels to tablet servers, and ``LocalCluster``'s readiness
+probe (:meth:`ChannelFactory.sync_channel`). A feature that must touch every outgoing call (credentials of an
+authenticated listener, a client id in the request metadata, client metrics) is a client interceptor given to the
+factory. ``connect_timeout_s`` bounds :meth:`ChannelPool.wait_ready`: how long a caller that wants to fail fast
+waits for a connection to an address before giving up with NETWORK_EXCEPTION.
+"""
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Sequence
+
 import grpc
 
+from fluss.errors import ErrorCode, FlussError
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
+CLIENT_KEEPALIVE_MS = 10_000
 
-CHANNEL_OPTIONS = [
+#: Channel options of every Fluss client.
+GRPC_CHANNEL_OPTIONS = [
     ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
     ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
     ("grpc.enable_retries", 0),
-    ("grpc.keepalive_time_ms", 10_000),
+    ("grpc.keepalive_time_ms", CLIENT_KEEPALIVE_MS),
     ("grpc.initial_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
     ("grpc.min_reconnect_backoff_ms", 100),
 ]
 
-SERVER_OPTIONS = [
-    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES),
-    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-    ("grpc.so_reuseport", 0),
-]
+DEFAULT_CONNECT_TIMEOUT_S = 120.0
+
+
+class ChannelFactory:
+    """Makes channels with the Fluss options and the client interceptors (see the module docstring)."""
+
+    def __init__(self, interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
+                 options: Sequence[tuple[str, object]] | None = None,
+                 connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S) -> None:
+        self.interceptors = list(interceptors)
+        self.options = list(GRPC_CHANNEL_OPTIONS if options is None else options)
+        self.connect_timeout_s = connect_timeout_s
+
+    def channel(self, address: str) -> grpc.aio.Channel:
+        """A ``grpc.aio`` channel (use it on one event loop only)."""
+        return grpc.aio.insecure_channel(address, options=self.options, interceptors=self.interceptors or None)
+
+    def sync_channel(self, address: str) -> grpc.Channel:
+        """A blocking channel, for code outside an event loop (probes, tools)."""
+        return grpc.insecure_channel(address, options=self.options)
 
 
 class ChannelPool:
     """One aio channel per server address, with typed stubs."""
 
-    def __init__(self) -> None:
+    def __init__(self, factory: ChannelFactory | None = None) -> None:
+        self.factory = factory or ChannelFactory()
         self._channels: dict[str, grpc.aio.Channel] = {}
 
     def channel(self, address: str) -> grpc.aio.Channel:
         ch = self._channels.get(address)
         if ch is None:
-            ch = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+            ch = self.factory.channel(address)
             self._channels[address] = ch
         return ch
 
@@ -46,6 +77,14 @@ class ChannelPool:
 
     def tablet(self, address: str) -> rpc.TabletServiceStub:
         return rpc.TabletServiceStub(self.channel(address))
+
+    async def wait_ready(self, address: str, timeout_s: float | None = None) -> None:
+        """Waits until the channel to ``address`` is connected; NETWORK_EXCEPTION after the connect timeout."""
+        timeout = self.factory.connect_timeout_s if timeout_s is None else timeout_s
+        try:
+            await asyncio.wait_for(self.channel(address).channel_ready(), timeout)
+        except TimeoutError:
+            raise FlussError(f"Cannot connect to {address} within {timeout:g}s", ErrorCode.NETWORK_EXCEPTION) from None
 
     async def drop(self, address: str) -> None:
         ch = self._channels.pop(address, None)

@@ -24,7 +24,7 @@ from pathlib import Path
 import grpc
 import yaml
 
-from fluss.rpc.channels import CHANNEL_OPTIONS
+from fluss.rpc.channels import ChannelFactory
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.server.parent_watch import ENV_VAR
@@ -186,7 +186,7 @@ class LocalCluster:
             if not c.alive():
                 continue
             try:
-                with grpc.insecure_channel(f"127.0.0.1:{c.port}", options=CHANNEL_OPTIONS) as ch:
+                with ChannelFactory().sync_channel(f"127.0.0.1:{c.port}") as ch:
                     resp = rpc.AdminServiceStub(ch).GetServerNodes(pb.GetServerNodesRequest(), timeout=2)
             except grpc.RpcError:
                 continue

@@ -17,6 +17,7 @@ import yaml
 from fluss.config_values import parse_bool, parse_duration_ms, parse_int, parse_memory_size
 from fluss.errors import ErrorCode, FlussError
 from fluss.options import Option, OptionRegistry, OptionType
+from fluss.rpc.listeners import Listener, parse_listeners
 
 ZOOKEEPER_ADDRESS = "zookeeper.address"
 ZOOKEEPER_PATH_ROOT = "zookeeper.path.root"
@@ -182,23 +183,21 @@ class ServerConfig:
     def as_dict(self) -> dict[str, str]:
         return {**DEFAULTS, **self._values}
 
+    def bind_listeners(self) -> list[Listener]:
+        """Every listener of ``bind.listeners`` (the server binds each)."""
+        return parse_listeners(self.require(BIND_LISTENERS), BIND_LISTENERS)
+
     def bind_address(self) -> tuple[str, int]:
         """Host and port of the first listener in ``bind.listeners`` (``NAME://host:port``)."""
-        return parse_listener(self.require(BIND_LISTENERS), BIND_LISTENERS)
+        first = self.bind_listeners()[0]
+        return first.host, first.port
 
     def advertised_address(self) -> tuple[str, int]:
         adv = self.get(ADVERTISED_LISTENERS)
-        return parse_listener(adv, ADVERTISED_LISTENERS) if adv else self.bind_address()
-
-
-def parse_listener(text: str, key: str) -> tuple[str, int]:
-    first = text.split(",")[0].strip()
-    _, _, hostport = first.rpartition("://")
-    host, sep, port = hostport.rpartition(":")
-    if not sep or not port.isdigit():
-        raise FlussError(f"Invalid listener {first!r} in '{key}' (expected e.g. FLUSS://127.0.0.1:9123)",
-                         ErrorCode.INVALID_CONFIG_EXCEPTION)
-    return host or "0.0.0.0", int(port)
+        if not adv:
+            return self.bind_address()
+        first = parse_listeners(adv, ADVERTISED_LISTENERS)[0]
+        return first.host, first.port
 
 
 def _flatten(tree: Mapping[str, object], prefix: str = "") -> dict[str, object]:

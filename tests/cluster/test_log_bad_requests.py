@@ -95,3 +95,24 @@ async def test_bucket_batch_scanner_with_limit(conn, admin, database):
     full = await table.new_scan().create_record_batch_log_scanner()
     full.subscribe(bucket, EARLIEST_OFFSET)
     assert got.column("v").to_pylist() == (await full.to_arrow()).column("v").to_pylist()[:10]
+
+
+async def test_undecodable_request_bodies_get_a_clear_error_and_no_traceback_in_the_server_log(conn, admin, database,
+                                                                                             cluster):
+    _, _, leader = await _setup(conn, admin, database, "garbage")
+    port = int(leader.rsplit(":", 1)[1])
+    server_log = next(cluster.dir / "logs" / f"{p.name}.log" for p in cluster._tablets.values() if p.port == port)
+    tracebacks_before = server_log.read_text().count("Traceback")
+
+    async def send_garbage() -> list[pb.ProduceLogResponse]:
+        call = conn.cluster.channels.channel(leader).unary_unary(
+            "/fluss.rpc.TabletService/ProduceLog", response_deserializer=pb.ProduceLogResponse.FromString)
+        return [await call(b"\x0a\xff\xff\xff\xff\x0f" + bytes(range(40)), timeout=5) for _ in range(20)]
+
+    for resp in await conn.run(send_garbage()):
+        assert resp.error.code == ErrorCode.CORRUPT_MESSAGE and "ProduceLog" in resp.error.message
+        assert not resp.buckets
+    text = server_log.read_text()
+    assert text.count("Traceback") == tracebacks_before
+    assert "Exception deserializing" not in text
+    assert text.count("undecodable ProduceLog request") <= 2  # rate-limited: one line, not one per request

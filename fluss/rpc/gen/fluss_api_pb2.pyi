@@ -655,10 +655,12 @@ class ProduceBucketResultPb(_message.Message):
     def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., base_offset: _Optional[int] = ...) -> None: ...
 
 class ProduceLogResponse(_message.Message):
-    __slots__ = ("buckets",)
+    __slots__ = ("buckets", "error")
     BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     buckets: _containers.RepeatedCompositeFieldContainer[ProduceBucketResultPb]
-    def __init__(self, buckets: _Optional[_Iterable[_Union[ProduceBucketResultPb, _Mapping]]] = ...) -> None: ...
+    error: ErrorInfo
+    def __init__(self, buckets: _Optional[_Iterable[_Union[ProduceBucketResultPb, _Mapping]]] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
 
 class FetchBucketPb(_message.Message):
     __slots__ = ("partition_id", "bucket_id", "fetch_offset", "max_bytes")
@@ -723,10 +725,12 @@ class FetchTableResultPb(_message.Message):
     def __init__(self, table_id: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[FetchBucketResultPb, _Mapping]]] = ...) -> None: ...
 
 class FetchLogResponse(_message.Message):
-    __slots__ = ("tables",)
+    __slots__ = ("tables", "error")
     TABLES_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     tables: _containers.RepeatedCompositeFieldContainer[FetchTableResultPb]
-    def __init__(self, tables: _Optional[_Iterable[_Union[FetchTableResultPb, _Mapping]]] = ...) -> None: ...
+    error: ErrorInfo
+    def __init__(self, tables: _Optional[_Iterable[_Union[FetchTableResultPb, _Mapping]]] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
 
 class ListOffsetsRequest(_message.Message):
     __slots__ = ("follower_id", "offset_type", "timestamp", "table_id", "partition_id", "bucket_ids")
@@ -755,10 +759,12 @@ class ListOffsetsBucketResultPb(_message.Message):
     def __init__(self, bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., offset: _Optional[int] = ...) -> None: ...
 
 class ListOffsetsResponse(_message.Message):
-    __slots__ = ("buckets",)
+    __slots__ = ("buckets", "error")
     BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     buckets: _containers.RepeatedCompositeFieldContainer[ListOffsetsBucketResultPb]
-    def __init__(self, buckets: _Optional[_Iterable[_Union[ListOffsetsBucketResultPb, _Mapping]]] = ...) -> None: ...
+    error: ErrorInfo
+    def __init__(self, buckets: _Optional[_Iterable[_Union[ListOffsetsBucketResultPb, _Mapping]]] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
 
 class TableStatsBucketPb(_message.Message):
     __slots__ = ("partition_id", "bucket_id")
@@ -789,10 +795,12 @@ class TableStatsBucketResultPb(_message.Message):
     def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., row_count: _Optional[int] = ...) -> None: ...
 
 class GetTableStatsResponse(_message.Message):
-    __slots__ = ("buckets",)
+    __slots__ = ("buckets", "error")
     BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     buckets: _containers.RepeatedCompositeFieldContainer[TableStatsBucketResultPb]
-    def __init__(self, buckets: _Optional[_Iterable[_Union[TableStatsBucketResultPb, _Mapping]]] = ...) -> None: ...
+    error: ErrorInfo
+    def __init__(self, buckets: _Optional[_Iterable[_Union[TableStatsBucketResultPb, _Mapping]]] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
 
 class LeaderAndIsrPb(_message.Message):
     __slots__ = ("table_id", "partition_id", "bucket_id", "leader", "leader_epoch", "replicas", "isr", "bucket_epoch")
@@ -921,10 +929,12 @@ class PutKvRequest(_message.Message):
     def __init__(self, acks: _Optional[int] = ..., table_id: _Optional[int] = ..., timeout_ms: _Optional[int] = ..., target_columns: _Optional[_Iterable[int]] = ..., buckets: _Optional[_Iterable[_Union[PutKvBucketPb, _Mapping]]] = ...) -> None: ...
 
 class PutKvResponse(_message.Message):
-    __slots__ = ("buckets",)
+    __slots__ = ("buckets", "error")
     BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     buckets: _containers.RepeatedCompositeFieldContainer[ProduceBucketResultPb]
-    def __init__(self, buckets: _Optional[_Iterable[_Union[ProduceBucketResultPb, _Mapping]]] = ...) -> None: ...
+    error: ErrorInfo
+    def __init__(self, buckets: _Optional[_Iterable[_Union[ProduceBucketResultPb, _Mapping]]] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
 
 class LookupBucketPb(_message.Message):
     __slots__ = ("partition_id", "bucket_id", "keys")
@@ -959,10 +969,12 @@ class LookupBucketResultPb(_message.Message):
     def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., found: _Optional[_Iterable[bool]] = ..., rows: _Optional[bytes] = ...) -> None: ...
 
 class LookupResponse(_message.Message):
-    __slots__ = ("buckets",)
+    __slots__ = ("buckets", "error")
     BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     buckets: _containers.RepeatedCompositeFieldContainer[LookupBucketResultPb]
-    def __init__(self, buckets: _Optional[_Iterable[_Union[LookupBucketResultPb, _Mapping]]] = ...) -> None: ...
+    error: ErrorInfo
+    def __init__(self, buckets: _Optional[_Iterable[_Union[LookupBucketResultPb, _Mapping]]] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
 
 class PrefixLookupBucketPb(_message.Message):
     __slots__ = ("partition_id", "bucket_id", "prefixes")
@@ -997,10 +1009,12 @@ class PrefixLookupBucketResultPb(_message.Message):
     def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., counts: _Optional[_Iterable[int]] = ..., rows: _Optional[bytes] = ...) -> None: ...
 
 class PrefixLookupResponse(_message.Message):
-    __slots__ = ("buckets",)
+    __slots__ = ("buckets", "error")
     BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
     buckets: _containers.RepeatedCompositeFieldContainer[PrefixLookupBucketResultPb]
-    def __init__(self, buckets: _Optional[_Iterable[_Union[PrefixLookupBucketResultPb, _Mapping]]] = ...) -> None: ...
+    error: ErrorInfo
+    def __init__(self, buckets: _Optional[_Iterable[_Union[PrefixLookupBucketResultPb, _Mapping]]] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
 
 class ScanKvRequest(_message.Message):
     __slots__ = ("table_id", "partition_id", "bucket_id", "limit")

@@ -15,13 +15,12 @@ import os
 import signal
 import threading
 
-import grpc
 from kazoo.exceptions import NodeExistsError
 from kazoo.protocol.states import KazooState
 
 from fluss.metadata import ServerNode
-from fluss.rpc.channels import SERVER_OPTIONS
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
+from fluss.rpc.server import RpcServer, RpcServerBuilder
 from fluss.server.config import (
     COORDINATOR_ID,
     ZOOKEEPER_ADDRESS,
@@ -51,7 +50,7 @@ class CoordinatorServer:
                                   config.get_duration_ms(ZOOKEEPER_SESSION_TIMEOUT) / 1000)
         self.processor: CoordinatorEventProcessor | None = None
         self.notifier: TabletNotifier | None = None
-        self._grpc: grpc.aio.Server | None = None
+        self._grpc: RpcServer | None = None
         self._stopped = asyncio.Event()
         self._closing = False
 
@@ -62,13 +61,12 @@ class CoordinatorServer:
         install_dump_on_sigusr1(loop)
         await asyncio.to_thread(self.zk.start)
         self.zk.kazoo.add_listener(self._on_zk_state)
-        self._grpc = grpc.aio.server(options=SERVER_OPTIONS)
-        rpc.add_AdminServiceServicer_to_server(AdminServicer(self), self._grpc)
-        rpc.add_CoordinatorServiceServicer_to_server(CoordinatorServicer(self), self._grpc)
-        bind_host, bind_port = self.config.bind_address()
-        self._grpc.add_insecure_port(f"{bind_host}:{bind_port}")
+        self._grpc = (RpcServerBuilder(self.config.bind_listeners())
+                      .add_service(rpc.add_AdminServiceServicer_to_server, AdminServicer(self))
+                      .add_service(rpc.add_CoordinatorServiceServicer_to_server, CoordinatorServicer(self))
+                      .build())
         await self._grpc.start()
-        log.info("coordinator %d listening on %s:%d", self.server_id, bind_host, bind_port)
+        log.info("coordinator %d listening on %s", self.server_id, ", ".join(map(str, self._grpc.listeners)))
         campaign = asyncio.create_task(self._campaign())
         await self._stopped.wait()
         campaign.cancel()

@@ -128,6 +128,10 @@ class ReplicaFetcherManager:
                                  fetch_offset=self.manager.replicas[tb].log.log_end_offset,
                                  max_bytes=self.max_bytes) for tb in tbs]))
         resp = await stub.FetchLog(req, timeout=self.max_wait_ms / 1000 + 10)
+        if resp.error.code:
+            log.warning("fetch from leader %d refused: %s", leader, resp.error.message)
+            await asyncio.sleep(0.5)
+            return
         for t in resp.tables:
             for b in t.buckets:
                 tb = TableBucket(t.table_id, b.bucket_id, b.partition_id)

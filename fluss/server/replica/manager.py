@@ -19,6 +19,7 @@ import pyarrow as pa
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket, TableInfo
 from fluss.record.log_batch import HEADER_SIZE, iter_batches, project_batch, read_header
+from fluss.rpc.errors import error_info
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.log.tablet import AppendInfo
 from fluss.server.replica.kv_replica import KvReplica
@@ -87,11 +88,8 @@ class ReplicaManager:
             try:
                 await self._apply_one(tb, b)
                 err = pb.ErrorInfo(code=0)
-            except FlussError as e:
-                err = pb.ErrorInfo(code=e.error_code, message=e.message)
-            except Exception as e:  # noqa: BLE001
-                log.exception("cannot apply leader/isr for %s", tb)
-                err = pb.ErrorInfo(code=ErrorCode.STORAGE_EXCEPTION, message=str(e))
+            except Exception as e:  # noqa: BLE001 - reported per bucket (an unexpected one logged with its stack)
+                err = error_info(e)
             results.append(pb.NotifyLeaderAndIsrResultPb(table_id=b.table_id, partition_id=b.partition_id,
                                                           bucket_id=b.bucket_id, error=err))
         return results

@@ -14,12 +14,11 @@ import signal
 import threading
 from pathlib import Path
 
-import grpc
 from kazoo.protocol.states import KazooState
 
-from fluss.rpc.channels import SERVER_OPTIONS
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
+from fluss.rpc.server import RpcServer, RpcServerBuilder
 from fluss.server.config import (
     DATA_DIR,
     KV_SNAPSHOT_INTERVAL,
@@ -60,7 +59,7 @@ class TabletServer:
                                        config.get_bytes(LOG_INDEX_INTERVAL_SIZE), config.get_int(MIN_ISR),
                                        config.get_duration_ms(REPLICA_MAX_LAG_TIME))
         self.coordinator = CoordinatorChannel(self.zk)
-        self._grpc: grpc.aio.Server | None = None
+        self._grpc: RpcServer | None = None
         self._stopped = asyncio.Event()
         self._background: list[asyncio.Task] = []
         self._closing = False
@@ -78,11 +77,10 @@ class TabletServer:
         self.replicas.kv_snapshot_of = self._latest_kv_snapshot
         self.replicas.followers = ReplicaFetcherManager(
             self.replicas, self._address_of, self.config.get_duration_ms(REPLICA_FETCH_WAIT_MAX_TIME))
-        self._grpc = grpc.aio.server(options=SERVER_OPTIONS)
-        rpc.add_TabletServiceServicer_to_server(TabletServicer(self.replicas, self.config.get_bytes(MAX_REQUEST_SIZE)),
-                                                self._grpc)
-        bind_host, bind_port = self.config.bind_address()
-        self._grpc.add_insecure_port(f"{bind_host}:{bind_port}")
+        self._grpc = (RpcServerBuilder(self.config.bind_listeners())
+                      .add_service(rpc.add_TabletServiceServicer_to_server,
+                                   TabletServicer(self.replicas, self.config.get_bytes(MAX_REQUEST_SIZE)))
+                      .build())
         await self._grpc.start()
         await asyncio.to_thread(self.zk.register_tablet_server, self.server_id, self.host, self.port)
         log.info("tablet server %d serving on %s:%d, data in %s", self.server_id, self.host, self.port, self.data_dir)

@@ -5,11 +5,6 @@ import com.google.protobuf.Message;
 import io.grpc.ManagedChannel;
 import io.grpc.Status;
 import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.nio.NioEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.socket.nio.NioSocketChannel;
-import io.grpc.netty.shaded.io.netty.util.concurrent.DefaultThreadFactory;
 import org.fluss.py.rpc.AdminServiceGrpc;
 import org.fluss.py.rpc.BucketMetadataPb;
 import org.fluss.py.rpc.ErrorInfo;
@@ -38,9 +33,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Function;
@@ -51,10 +43,10 @@ import java.util.function.Function;
  * per tablet server, plus a cache of bucket leaders from {@code GetMetadata}. Reads and writes go to the
  * bucket leader; a caller that sees a retriable error calls {@link #invalidate} and asks again.
  *
- * Channels are built with the Netty builder directly (no ServiceLoader lookup inside a shaded jar), on an
- * event loop group and an executor of this client (not gRPC's shared ones, which are destroyed a second after
- * their last user, by then possibly in a closed job class loader): {@link #close()} shuts the channels, the
- * event loop and the executor down and waits for them, so no gRPC thread outlives a job's class loader.
+ * Channels come from this client's {@link ChannelFactory} (options, interceptors, its own event loop and executor):
+ * {@link #close()} shuts the channels and the factory down and waits for them, so no gRPC thread outlives a job's
+ * class loader. A data response may carry a request-level error (its {@code error} field, set by the server's
+ * error door): {@link #call} and {@link #checkResponse} turn it into a {@link FlussRpcException}.
  */
 public final class FlussClient implements AutoCloseable {
     public static final int OFFSET_EARLIEST = 0;
@@ -82,10 +74,7 @@ public final class FlussClient implements AutoCloseable {
     private final Map<Integer, ServerNodePb> nodes = new ConcurrentHashMap<>();
     /** (tableId, partitionId) -> bucket -> leader server id */
     private final Map<String, Map<Integer, Integer>> leaders = new ConcurrentHashMap<>();
-    private final Object resources = new Object(); // guards group and executor
-    private EventLoopGroup group; // created with the first channel
-    private ExecutorService executor;
-    private final List<Thread> threads = new ArrayList<>(); // of group and executor, joined on close
+    private final ChannelFactory channels;
 
     public FlussClient(String bootstrapServers) {
         this(bootstrapServers, 30_000L);
@@ -124,34 +113,11 @@ public final class FlussClient implements AutoCloseable {
         this.timeoutMs = timeoutMs;
         this.connectTimeoutMs = connectTimeoutMs;
         this.coordinators = new ManagedChannel[bootstrap.size()];
+        this.channels = new ChannelFactory(List.of(), timeoutMs);
     }
 
     private ManagedChannel channel(String host, int port) {
-        synchronized (resources) {
-            if (group == null) {
-                group = new NioEventLoopGroup(2, recorded(new DefaultThreadFactory("fluss-client-netty", true)));
-                executor = Executors.newCachedThreadPool(recorded(new DefaultThreadFactory("fluss-client-grpc", true)));
-            }
-            return NettyChannelBuilder.forAddress(new InetSocketAddress(host, port))
-                    .eventLoopGroup(group)
-                    .channelType(NioSocketChannel.class)
-                    .executor(executor)
-                    .offloadExecutor(executor)
-                    .usePlaintext()
-                    .maxInboundMessageSize(256 * 1024 * 1024)
-                    .build();
-        }
-    }
-
-    /** A thread factory that remembers its threads, so {@link #close()} can wait until they have ended. */
-    private ThreadFactory recorded(ThreadFactory factory) {
-        return r -> {
-            Thread t = factory.newThread(r);
-            synchronized (threads) {
-                threads.add(t);
-            }
-            return t;
-        };
+        return channels.channel(host, port);
     }
 
     private synchronized ManagedChannel coordinatorChannel(int index) {
@@ -481,11 +447,22 @@ public final class FlussClient implements AutoCloseable {
 
     /** Runs a blocking call; gRPC transport failures become retriable NETWORK_EXCEPTION errors. */
     public static <T> T call(java.util.function.Supplier<T> rpc, String what) {
+        T r;
         try {
-            return rpc.get();
+            r = rpc.get();
         } catch (StatusRuntimeException e) {
             throw new FlussRpcException(FlussRpcException.NETWORK_EXCEPTION, what + " failed: " + e.getStatus());
         }
+        if (r instanceof Message) {
+            checkResponse((Message) r, what);
+        }
+        return r;
+    }
+
+    /** Throws the request-level error of a response (its {@code error} field), if it has one. */
+    public static <M extends Message> M checkResponse(M response, String what) {
+        FlussRpcException.check(errorOf(response), what);
+        return response;
     }
 
     /**
@@ -508,58 +485,13 @@ public final class FlussClient implements AutoCloseable {
                 c.shutdownNow();
             }
             for (ManagedChannel c : all) {
-                interrupted |= awaitQuietly(ms -> c.awaitTermination(ms, TimeUnit.MILLISECONDS));
+                interrupted |= ChannelFactory.awaitQuietly(ms -> c.awaitTermination(ms, TimeUnit.MILLISECONDS));
             }
-            synchronized (resources) {
-                if (group != null) {
-                    group.shutdownGracefully(0, 1, TimeUnit.SECONDS).awaitUninterruptibly(5_000L);
-                    ExecutorService e = executor;
-                    e.shutdownNow();
-                    interrupted |= awaitQuietly(ms -> e.awaitTermination(ms, TimeUnit.MILLISECONDS));
-                    group = null;
-                    executor = null;
-                }
-                // a terminated event loop still notifies its listeners (loading classes) as its thread ends
-                List<Thread> ended;
-                synchronized (threads) {
-                    ended = new ArrayList<>(threads);
-                    threads.clear();
-                }
-                for (Thread t : ended) {
-                    if (t != Thread.currentThread()) {
-                        interrupted |= awaitQuietly(ms -> {
-                            t.join(ms);
-                            return true;
-                        });
-                    }
-                }
-            }
+            channels.close();
+            interrupted |= Thread.interrupted();
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /** A wait of at most the given milliseconds, which may be interrupted. */
-    private interface Wait {
-        boolean await(long ms) throws InterruptedException;
-    }
-
-    /** Waits up to 5 s in total even if interrupted meanwhile; returns whether an interrupt was swallowed. */
-    private static boolean awaitQuietly(Wait wait) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        boolean interrupted = false;
-        while (true) {
-            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            if (left <= 0) {
-                return interrupted;
-            }
-            try {
-                wait.await(left);
-                return interrupted;
-            } catch (InterruptedException e) {
-                interrupted = true; // a task being cancelled is interrupted, possibly repeatedly: wait on
             }
         }
     }

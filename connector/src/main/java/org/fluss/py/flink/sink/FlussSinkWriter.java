@@ -28,10 +28,8 @@ import org.fluss.py.rpc.PartitionInfoPb;
 import org.fluss.py.rpc.ProduceBucketPb;
 import org.fluss.py.rpc.ProduceBucketResultPb;
 import org.fluss.py.rpc.ProduceLogRequest;
-import org.fluss.py.rpc.ProduceLogResponse;
 import org.fluss.py.rpc.PutKvBucketPb;
 import org.fluss.py.rpc.PutKvRequest;
-import org.fluss.py.rpc.PutKvResponse;
 import com.google.common.util.concurrent.Futures;
 import com.google.common.util.concurrent.MoreExecutors;
 import org.fluss.py.rpc.TableDescriptorPb;
@@ -314,6 +312,9 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
                     Thread.currentThread().interrupt();
                     throw new IOException("Interrupted while writing to " + path, e);
                 } catch (ExecutionException e) {
+                    if (e.getCause() instanceof FlussRpcException && !((FlussRpcException) e.getCause()).isRetriable()) {
+                        throw new IOException(e.getCause()); // a request-level error the server will not change
+                    }
                     lastError = e.getCause().toString();
                 }
                 for (TableBucket tb : sent.get(call.getKey())) {
@@ -355,7 +356,8 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
                     .setRecords(ByteString.copyFrom(ready.get(tb).peekFirst())));
         }
         return Futures.transform(client.tabletAsync(leader).produceLog(req.build()),
-                ProduceLogResponse::getBucketsList, MoreExecutors.directExecutor());
+                r -> FlussClient.checkResponse(r, "ProduceLog to " + path).getBucketsList(),
+                MoreExecutors.directExecutor());
     }
 
     private ListenableFuture<List<ProduceBucketResultPb>> putKv(int leader, List<TableBucket> tbs) {
@@ -371,7 +373,8 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
                     .setRecords(ByteString.copyFrom(ready.get(tb).peekFirst())));
         }
         return Futures.transform(client.tabletAsync(leader).putKv(req.build()),
-                PutKvResponse::getBucketsList, MoreExecutors.directExecutor());
+                r -> FlussClient.checkResponse(r, "PutKv to " + path).getBucketsList(),
+                MoreExecutors.directExecutor());
     }
 
     @Override

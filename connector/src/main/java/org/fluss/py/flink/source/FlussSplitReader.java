@@ -256,6 +256,15 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
                 byLeader.get(call.getKey()).forEach(a -> client.invalidate(a.split.bucket));
                 continue;
             }
+            int requestError = resp.getError().getCode();
+            if (requestError != 0) { // the whole request failed (e.g. the server could not decode it)
+                if (!FlussRpcException.isRetriable(requestError)) {
+                    throw new IOException(new FlussRpcException(requestError, "Fetching " + path + ": "
+                            + resp.getError().getMessage()));
+                }
+                byLeader.get(call.getKey()).forEach(a -> client.invalidate(a.split.bucket));
+                continue;
+            }
             for (FetchTableResultPb t : resp.getTablesList()) {
                 for (FetchBucketResultPb b : t.getBucketsList()) {
                     TableBucket tb = new TableBucket(t.getTableId(), b.getPartitionId(), b.getBucketId());
