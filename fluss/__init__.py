@@ -14,6 +14,7 @@ from fluss.metadata import (
     EARLIEST_OFFSET,
     DatabaseDescriptor,
     DatabaseInfo,
+    LakeSnapshot,
     OffsetSpec,
     PartitionInfo,
     Schema,
@@ -30,7 +31,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "EARLIEST_OFFSET", "AppendWriter", "ChangeType", "Config", "DatabaseDescriptor", "DatabaseInfo", "ErrorCode",
-    "FlussAdmin", "FlussConnection", "FlussError", "FlussTable", "LogScanner", "Lookuper", "OffsetSpec",
+    "FlussAdmin", "FlussConnection", "FlussError", "FlussTable", "LakeSnapshot", "LogScanner", "Lookuper", "OffsetSpec",
     "PartitionInfo", "PrefixLookuper", "RecordBatch", "ScanRecord", "ScanRecords", "Schema", "ServerNode",
     "TableAppend", "TableBucket", "TableDescriptor", "TableInfo", "TableLookup", "TablePath", "TableScan", "TableStats",
     "TableUpsert", "UpsertWriter", "WriteResultHandle",

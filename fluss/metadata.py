@@ -411,3 +411,50 @@ class OffsetSpec:
     def __repr__(self) -> str:
         return {0: "OffsetSpec.earliest()", 1: "OffsetSpec.latest()"}.get(
             self.kind, f"OffsetSpec.timestamp({self.timestamp_ms})")
+
+
+@dataclass
+class LakeSnapshot:
+    """The latest lake snapshot of a table: the lake's snapshot id + the next Fluss offset to tier per bucket
+    (the official client's ``LakeSnapshot``: ``snapshot_id``, ``table_buckets_offset``, ``get_bucket_offset``,
+    ``get_table_buckets``)."""
+
+    snapshot_id: int
+    table_buckets_offset: dict[TableBucket, int] = field(default_factory=dict)
+    table_id: int = -1
+    max_timestamps: dict[TableBucket, int] = field(default_factory=dict)
+    partition_names: dict[int, str] = field(default_factory=dict)
+    commit_time: int = 0
+
+    def get_bucket_offset(self, bucket: TableBucket) -> int | None:
+        return self.table_buckets_offset.get(bucket)
+
+    def get_table_buckets(self) -> list[TableBucket]:
+        return sorted(self.table_buckets_offset)
+
+    @classmethod
+    def from_pb(cls, msg: pb.LakeSnapshotPb) -> LakeSnapshot:
+        out = cls(snapshot_id=msg.snapshot_id, table_id=msg.table_id, commit_time=msg.commit_time)
+        for b in msg.buckets:
+            pid = None if b.partition_id == NO_PARTITION else b.partition_id
+            tb = TableBucket(msg.table_id, b.bucket_id, pid)
+            out.table_buckets_offset[tb] = b.log_offset
+            out.max_timestamps[tb] = b.max_timestamp
+            if b.partition_name:
+                out.partition_names[b.partition_id] = b.partition_name
+        return out
+
+    def to_pb(self) -> pb.LakeSnapshotPb:
+        buckets = []
+        for tb in sorted(self.table_buckets_offset):
+            pid = tb.partition_id_or_none_value
+            buckets.append(pb.LakeBucketOffsetPb(
+                partition_id=pid, bucket_id=tb.bucket_id, log_offset=self.table_buckets_offset[tb],
+                max_timestamp=self.max_timestamps.get(tb, -1), partition_name=self.partition_names.get(pid, "")))
+        return pb.LakeSnapshotPb(table_id=self.table_id, snapshot_id=self.snapshot_id, buckets=buckets,
+                                 commit_time=self.commit_time)
+
+    def __repr__(self) -> str:
+        offsets = {tb.bucket_id if tb.partition_id is None else (tb.partition_id, tb.bucket_id): o
+                   for tb, o in sorted(self.table_buckets_offset.items())}
+        return f"LakeSnapshot(snapshot_id={self.snapshot_id}, offsets={offsets})"

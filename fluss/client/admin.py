@@ -11,10 +11,12 @@ import inspect
 
 from fluss.client.cluster_client import ClusterClient
 from fluss.client.io_thread import IoThread
+from fluss.client.retry import FinalError, RetryPolicy, call_with_retry
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import (
     DatabaseDescriptor,
     DatabaseInfo,
+    LakeSnapshot,
     OffsetSpec,
     PartitionInfo,
     ServerNode,
@@ -24,7 +26,7 @@ from fluss.metadata import (
     TablePath,
     TableStats,
 )
-from fluss.rpc.errors import to_error
+from fluss.rpc.errors import raise_for_error, to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
 
 
@@ -90,13 +92,23 @@ class AdminCalls:
             table_path=table_path.to_pb(), partition_spec={k: str(v) for k, v in (partition_spec or {}).items()}))
         return [PartitionInfo.from_pb(p) for p in resp.partitions]
 
-    async def get_latest_lake_snapshot(self, table_path: TablePath):
+    async def get_latest_lake_snapshot(self, table_path: TablePath) -> LakeSnapshot:
         """The latest lake snapshot of a lake-enabled table (LAKE_SNAPSHOT_NOT_EXIST before the first tiering)."""
-        from fluss.lake.snapshot import LakeSnapshot
-
         resp = await self._c.admin_call("GetLatestLakeSnapshot",
                                         pb.GetLatestLakeSnapshotRequest(table_path=table_path.to_pb()))
         return LakeSnapshot.from_pb(resp.snapshot)
+
+    async def list_lake_tables(self) -> list[tuple[TableInfo, LakeSnapshot | None]]:
+        """Every lake-enabled table with its latest lake snapshot (None before the first tiering)."""
+        resp = await self._c.admin_call("ListLakeTables", pb.ListLakeTablesRequest())
+        snapshots = {s.table_id: LakeSnapshot.from_pb(s) for s in resp.latest_snapshots}
+        return [(info, snapshots.get(info.table_id)) for info in (TableInfo.from_pb(t) for t in resp.tables)]
+
+    async def commit_lake_snapshot(self, snapshot: LakeSnapshot) -> None:
+        """Records a lake snapshot with the coordinator (what a tiering service does after each lake commit);
+        idempotent: a snapshot id not newer than the recorded one is ignored."""
+        await self._c.admin_call("CommitLakeTableSnapshot",
+                                 pb.CommitLakeTableSnapshotRequest(snapshot=snapshot.to_pb()))
 
     async def get_server_nodes(self) -> list[ServerNode]:
         resp = await self._c.admin_call("GetServerNodes", pb.GetServerNodesRequest())
@@ -111,54 +123,42 @@ class AdminCalls:
 
     async def _list_offsets(self, path: TablePath, partition_name: str | None, bucket_ids: list[int],
                             spec: OffsetSpec) -> dict[int, int]:
-        for attempt in range(20):
-            refresh = attempt > 0
+        async def attempt() -> dict[int, int]:
             if partition_name is not None:
                 await self._c.update_metadata([path], partitions=[(path, partition_name)])
-            meta = await self._c.table(path, refresh=refresh)
+            meta = await self._c.table(path)
             pid = meta.partitions.get(partition_name) if partition_name is not None else None
             if partition_name is None and meta.info.is_partitioned():
                 raise FlussError(f"Table '{path}' is partitioned: use list_partition_offsets",
                                  ErrorCode.PARTITION_NOT_EXISTS)
             by_leader: dict[str, list[int]] = {}
             for b in bucket_ids:
-                if b < 0 or b >= meta.info.num_buckets:
-                    raise FlussError(f"Bucket {b} does not exist in table '{path}' ({meta.info.num_buckets} buckets)",
-                                     ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+                if b < 0 or b >= meta.info.num_buckets:  # not retried: the table has no such bucket
+                    raise FinalError(f"Bucket {b} does not exist in table '{path}' ({meta.info.num_buckets} "
+                                     "buckets)", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
                 addr = self._c.leader_address(meta, TableBucket(meta.info.table_id, b, pid))
-                by_leader.setdefault(addr or "", []).append(b)
-            if "" in by_leader:
-                await asyncio.sleep(0.1 * attempt)
-                continue
+                if addr is None:
+                    raise FlussError(f"Bucket {b} of table '{path}' has no leader",
+                                     ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+                by_leader.setdefault(addr, []).append(b)
             out: dict[int, int] = {}
-            retry = False
             for addr, buckets in by_leader.items():
-                try:
-                    resp = await self._c.tablet_call(addr, "ListOffsets", pb.ListOffsetsRequest(
-                        follower_id=-1, offset_type=spec.kind, timestamp=spec.timestamp_ms,
-                        table_id=meta.info.table_id, partition_id=-1 if pid is None else pid, bucket_ids=buckets))
-                except FlussError:
-                    retry = True
-                    continue
+                resp = await self._c.tablet_call(addr, "ListOffsets", pb.ListOffsetsRequest(
+                    follower_id=-1, offset_type=spec.kind, timestamp=spec.timestamp_ms, table_id=meta.info.table_id,
+                    partition_id=-1 if pid is None else pid, bucket_ids=buckets))
                 for r in resp.buckets:
-                    err = to_error(r.error)
-                    if err is not None:
-                        if err.is_retriable:
-                            retry = True
-                            continue
-                        raise err
+                    raise_for_error(r.error)
                     out[r.bucket_id] = r.offset
-            if not retry:
-                return out
-            await asyncio.sleep(0.1 * attempt)
-        raise FlussError(f"Could not list offsets of '{path}': bucket leaders unavailable",
-                         ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+            return out
+
+        return await call_with_retry(attempt, RetryPolicy.from_config(self._c.config),
+                                     f"list_offsets of table '{path}'", lambda: self._c.update_metadata([path]))
 
     async def get_table_stats(self, table_path: TablePath) -> TableStats:
         """The table's current row count, from its bucket leaders (every partition): the committed keys of a
         primary-key table, the records between log start and high watermark of a log table."""
-        for attempt in range(20):
-            meta = await self._c.table(table_path, refresh=attempt > 0)
+        async def attempt() -> TableStats:
+            meta = await self._c.table(table_path)
             partition_ids: list[int | None] = [None]
             if meta.info.is_partitioned():
                 names = [p.partition_name for p in await self.list_partition_infos(table_path)]
@@ -170,18 +170,18 @@ class AdminCalls:
             for pid in partition_ids:
                 for b in range(meta.info.num_buckets):
                     tb = TableBucket(meta.info.table_id, b, pid)
-                    by_leader.setdefault(self._c.leader_address(meta, tb) or "", []).append(tb)
-            if "" not in by_leader:
-                try:
-                    return TableStats(sum(await asyncio.gather(*(
-                        self._bucket_row_counts(addr, meta.info.table_id, buckets)
-                        for addr, buckets in by_leader.items()))))
-                except FlussError as e:
-                    if not e.is_retriable:
-                        raise
-            await asyncio.sleep(0.1 * attempt)
-        raise FlussError(f"Could not get the stats of '{table_path}': bucket leaders unavailable",
-                         ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+                    addr = self._c.leader_address(meta, tb)
+                    if addr is None:
+                        raise FlussError(f"{tb} of table '{table_path}' has no leader",
+                                         ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+                    by_leader.setdefault(addr, []).append(tb)
+            counts = await asyncio.gather(*(self._bucket_row_counts(addr, meta.info.table_id, buckets)
+                                            for addr, buckets in by_leader.items()))
+            return TableStats(sum(counts))
+
+        return await call_with_retry(attempt, RetryPolicy.from_config(self._c.config),
+                                     f"get_table_stats of table '{table_path}'",
+                                     lambda: self._c.update_metadata([table_path]))
 
     async def _bucket_row_counts(self, address: str, table_id: int, buckets: list[TableBucket]) -> int:
         resp = await self._c.tablet_call(address, "GetTableStats", pb.GetTableStatsRequest(table_id=table_id, buckets=[
@@ -201,7 +201,7 @@ PUBLIC_METHODS = [
     "create_database", "drop_database", "list_databases", "database_exists", "get_database_info", "create_table",
     "drop_table", "get_table_info", "list_tables", "table_exists", "create_partition", "drop_partition",
     "list_partition_infos", "get_server_nodes", "list_offsets", "list_partition_offsets", "get_latest_lake_snapshot",
-    "get_table_stats",
+    "get_table_stats", "list_lake_tables", "commit_lake_snapshot",
 ]
 
 

@@ -52,7 +52,11 @@ class ClusterClient:
 
     async def admin_call(self, method: str, request, timeout_s: float | None = None):
         """Calls an AdminService method on the active coordinator; raises FlussError for an error response,
-        and NETWORK_EXCEPTION naming each address and its cause when none can be reached in time."""
+        and NETWORK_EXCEPTION naming each address and its cause when none can be reached in time.
+
+        An address that is down (or a standby) sends the call to the next. Once a server has answered, an attempt
+        may use what is left of ``request-timeout``, so a slow DDL is never sent twice because a short per-attempt
+        deadline expired; before that, an attempt waits at most ``connect-timeout``."""
         start = time.monotonic()
         timeout = timeout_s or self.request_timeout_s
         deadline = start + timeout
@@ -63,7 +67,10 @@ class ClusterClient:
         while True:
             candidates = ([self._active] if self._active else []) + [a for a in self.bootstrap if a != self._active]
             for address in candidates:
-                attempt_s = max(0.5, min(5.0, deadline - time.monotonic()))
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                attempt_s = max(remaining, 1.0) if self._reached else max(0.5, min(self.connect_timeout_s, remaining))
                 try:
                     resp = await getattr(self.channels.admin(address), method)(request, timeout=attempt_s)
                 except grpc.aio.AioRpcError as e:

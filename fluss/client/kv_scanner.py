@@ -3,15 +3,13 @@ continue from — what Flink's ``full`` startup mode and bounded ``limit`` scans
 
 from __future__ import annotations
 
-import asyncio
-import time
-
 import pyarrow as pa
 
+from fluss.client.retry import RetryPolicy, call_with_retry, refresh_table
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket, TableInfo
 from fluss.record.log_batch import LogBatch
-from fluss.rpc.errors import to_error
+from fluss.rpc.errors import raise_for_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
 
 
@@ -40,28 +38,24 @@ class KvSnapshotScanner:
 
     async def _scan(self) -> tuple[pa.RecordBatch | None, int]:
         client = self._io.client
-        path = self._table.table_path
-        deadline = time.monotonic() + client.request_timeout_s
-        while True:
-            meta = await client.table(path, refresh=True)
-            address = client.leader_address(meta, self._bucket)
-            err: FlussError | None = None
+
+        async def scan_once() -> tuple[pa.RecordBatch | None, int]:
+            meta = client.tables.get(self._table.table_path)
+            address = client.leader_address(meta, self._bucket) if meta is not None else None
             if address is None:
-                err = FlussError(f"No leader for {self._bucket}", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
-            else:
-                try:
-                    resp = await client.tablet_call(address, "ScanKv", pb.ScanKvRequest(
-                        table_id=self._table.table_id, partition_id=self._bucket.partition_id_or_none_value,
-                        bucket_id=self._bucket.bucket_id, limit=self._limit or 0))
-                    err = to_error(resp.error)
-                except FlussError as e:
-                    err = e
-            if err is None:
-                schema = self._table.row_schema.to_arrow()
-                return (LogBatch(resp.rows).to_arrow(schema) if resp.rows else None), resp.log_offset
-            if not err.is_retriable or time.monotonic() > deadline:
-                raise err
-            await asyncio.sleep(0.1)
+                raise FlussError(f"No leader for {self._bucket}", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+            resp = await client.tablet_call(address, "ScanKv", pb.ScanKvRequest(
+                table_id=self._table.table_id, partition_id=self._bucket.partition_id_or_none_value,
+                bucket_id=self._bucket.bucket_id, limit=self._limit or 0))
+            raise_for_error(resp.error)
+            schema = self._table.row_schema.to_arrow()
+            return (LogBatch(resp.rows).to_arrow(schema) if resp.rows else None), resp.log_offset
+
+        pid = [self._bucket.partition_id] if self._bucket.partition_id is not None else []
+        await refresh_table(client, self._table, pid)
+        return await call_with_retry(scan_once, RetryPolicy.from_config(client.config),
+                                     f"ScanKv of {self._bucket} of table '{self._table.table_path}'",
+                                     lambda: refresh_table(client, self._table, pid))
 
     def __repr__(self) -> str:
         return f"KvSnapshotScanner({self._table.table_path}, {self._bucket}, limit={self._limit})"

@@ -25,8 +25,10 @@ How a lookup travels (every step works on a whole batch of keys, never a hop or 
 4. Each response's rows are decoded column-wise into dicts and its futures resolved with one
    ``call_soon_threadsafe`` per caller loop.
 
-Per-bucket errors that are retriable (a leader moved, a server restarted) refresh the metadata and send the
-keys again until ``request.timeout`` passes; other errors fail the lookups of that bucket. A key of a
+Per-bucket errors are handled by the client's retry policy (``fluss.client.retry``): a leader that moved or a
+server that restarted refreshes the metadata and sends the keys again, until ``request-timeout`` has passed since
+the keys were handed over (then the lookups fail with the last error); other errors, and a dropped table, fail the
+lookups of that bucket at once. A key of a
 partition that does not exist has no row: ``None`` (``[]`` for a prefix).
 """
 
@@ -45,6 +47,7 @@ import pyarrow as pa
 
 from fluss.client.cluster_client import ClusterClient
 from fluss.client.io_thread import IoThread
+from fluss.client.retry import GONE_CODES, RetryAction, RetryPolicy, RetryState, refresh_table
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.bucketing import bucket_ids, bucket_of, buckets_of_hashes, murmur3_32_batch
 from fluss.key.encoding import encode_key, encode_key_buffers, encode_keys
@@ -327,29 +330,32 @@ def check_prefix_columns(info: TableInfo, columns: list[str]) -> list[str]:
 class _Part:
     """Keys of one bucket handed over by one caller loop, and that loop's futures waiting for their results."""
 
-    __slots__ = ("partition", "bucket", "keys", "futures", "loop", "deadline", "tb")
+    __slots__ = ("partition", "bucket", "keys", "futures", "loop", "started", "tb", "retry")
 
     def __init__(self, partition: str | None, bucket: int, keys: list[bytes], futures: list[asyncio.Future],
-                 loop: asyncio.AbstractEventLoop, deadline: float) -> None:
+                 loop: asyncio.AbstractEventLoop, started: float) -> None:
         self.partition = partition
         self.bucket = bucket
         self.keys = keys
         self.futures = futures
         self.loop = loop
-        self.deadline = deadline
+        self.started = started  # when the keys were handed over: retries are timed from here
         self.tb: TableBucket | None = None
+        self.retry: RetryState | None = None  # created at the first failure
 
     def slice(self, lo: int, hi: int) -> _Part:
         if lo == 0 and hi == len(self.keys):
             return self
-        part = _Part(self.partition, self.bucket, self.keys[lo:hi], self.futures[lo:hi], self.loop, self.deadline)
+        part = _Part(self.partition, self.bucket, self.keys[lo:hi], self.futures[lo:hi], self.loop, self.started)
         part.tb = self.tb
+        part.retry = self.retry
         return part
 
     def absorb(self, other: _Part) -> None:
         self.keys = self.keys + other.keys
         self.futures = self.futures + other.futures
-        self.deadline = min(self.deadline, other.deadline)
+        if other.started < self.started:
+            self.started, self.retry = other.started, other.retry
 
 
 class _Submitter:
@@ -397,17 +403,17 @@ class _Submitter:
         for i, err in encoded.errors.items():
             if not futures[i].done():
                 futures[i].set_exception(err)
-        deadline = time.monotonic() + self._sender.client.request_timeout_s
+        started = time.monotonic()
         keys, buckets, partitions = encoded.keys, encoded.buckets, encoded.partitions
         parts = []
         for idx in encoded.groups():
             first = idx[0]
             partition = None if partitions is None else partitions[first]
             if len(idx) == len(rows):
-                parts.append(_Part(partition, int(buckets[first]), keys, futures, loop, deadline))
+                parts.append(_Part(partition, int(buckets[first]), keys, futures, loop, started))
             else:
                 parts.append(_Part(partition, int(buckets[first]), [keys[i] for i in idx],
-                                   [futures[i] for i in idx], loop, deadline))
+                                   [futures[i] for i in idx], loop, started))
         return parts
 
 
@@ -419,6 +425,7 @@ class LookupSender:
         self.client: ClusterClient = io.client
         self.table = table
         self.method = method
+        self.policy = RetryPolicy.from_config(config)
         self.max_batch = max(1, int(config.lookup_max_batch_size))
         self.batch_timeout_s = max(0, int(config.lookup_batch_timeout_ms)) / 1000
         self.arrow_schema = table.row_schema.to_arrow()
@@ -477,14 +484,20 @@ class LookupSender:
         if not retry:
             return
         try:
-            await asyncio.sleep(0.05)
-            await self._refresh(retry)
+            await asyncio.sleep(min(p.retry.delay_s() for p in retry))
+            retry = await self._refresh(retry)
         except asyncio.CancelledError:
             _fail(retry, self.closed_error())
             raise
+        except FlussError as e:
+            if e.error_code in GONE_CODES:  # the table was dropped (or re-created): retrying cannot help
+                _fail(retry, e)
+                return
+            log.debug("metadata refresh before a lookup retry failed: %s", e)
         except Exception as e:  # noqa: BLE001 - the retry goes ahead with the metadata it has
             log.debug("metadata refresh before a lookup retry failed: %s", e)
-        self.add(retry)
+        if retry:
+            self.add(retry)
 
     async def _route_and_send(self, parts: list[_Part]) -> list[_Part]:
         """Sends every key to its leader; returns the parts to try again."""
@@ -512,18 +525,15 @@ class LookupSender:
                 p.tb = TableBucket(table_id, p.bucket, pid)
             addr = self.client.leader_address(meta, p.tb)
             if addr is None:
-                retry.append(p)
+                retry.extend(self._failed([p], FlussError(
+                    f"Bucket {p.bucket} of table '{self.table.table_path}' has no leader",
+                    ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)))
             else:
                 by_leader[addr].append(p)
         results = await asyncio.gather(*(self._send(addr, ps) for addr, ps in by_leader.items()))
         for failed in results:
             retry.extend(failed)
-        now = time.monotonic()
-        expired = [p for p in retry if now >= p.deadline]
-        for p in expired:
-            _fail([p], FlussError(f"{self.method} on table '{self.table.table_path}' bucket {p.tb} did not succeed "
-                                  "within request.timeout (no leader reachable)", ErrorCode.REQUEST_TIME_OUT))
-        return [p for p in retry if now < p.deadline] if expired else retry
+        return retry
 
     def _request(self, entries: list[_Part]):
         if self.method == LOOKUP:
@@ -565,10 +575,18 @@ class LookupSender:
         return retry
 
     def _failed(self, parts: list[_Part], err: FlussError) -> list[_Part]:
-        if err.is_retriable:
-            return parts
-        _fail(parts, err)
-        return []
+        """Records a failed attempt of each part (``retry.RetryPolicy``); returns those to try again and fails the
+        others with their final error."""
+        again = []
+        for p in parts:
+            if p.retry is None:
+                p.retry = self.policy.start(f"{self.method} on bucket {p.bucket} of table '{self.table.table_path}'",
+                                            p.started)
+            if p.retry.failed(err) is RetryAction.FAIL:
+                _fail([p], p.retry.final_error())
+            else:
+                again.append(p)
+        return again
 
     def _deliver(self, answers: list[tuple[_Part, object]]) -> None:
         """Resolves the answered entries of one response; the rows of all of them are decoded in one pass."""
@@ -619,9 +637,15 @@ class LookupSender:
         meta = self.client.tables[path]
         return {n: meta.partitions[n] for n in names if n in meta.partitions}
 
-    async def _refresh(self, parts: list[_Part]) -> None:
-        pids = sorted({p.tb.partition_id for p in parts if p.tb is not None and p.tb.partition_id is not None})
-        await self.client.update_metadata([self.table.table_path], partition_ids=pids)
+    async def _refresh(self, parts: list[_Part]) -> list[_Part]:
+        """Refreshes the table's metadata; keys of a partition dropped meanwhile have no row (None / [])."""
+        pids = {p.tb.partition_id for p in parts if p.tb is not None and p.tb.partition_id is not None}
+        gone = await refresh_table(self.client, self.table, pids)
+        if not gone:
+            return parts
+        empty = [p for p in parts if p.tb is not None and p.tb.partition_id in gone]
+        _settle([(p, [None if self.method == LOOKUP else [] for _ in p.keys]) for p in empty])
+        return [p for p in parts if p not in empty]
 
     async def close(self) -> None:
         self._closed = True

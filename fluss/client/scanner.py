@@ -3,13 +3,14 @@
 A poll sends one FetchLog per bucket leader for all subscribed buckets (long-polling on the server up to
 ``scanner.log.fetch.wait-max-time``), checks batch CRCs (``scanner.log.check-crc``) and decodes whole Arrow
 batches; columns are projected by the tablet server. Fetched data beyond ``scanner.log.max-poll-records``
-stays buffered for the next poll.
+stays buffered for the next poll. A bucket whose leader moved is fetched again after a metadata refresh; one
+that keeps failing for longer than ``request-timeout`` makes ``poll`` raise its last error, and a dropped table
+raises TABLE_NOT_EXIST (``fluss.client.retry``); the subscriptions stay, so a later poll carries on.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ import pyarrow as pa
 from fluss.client.batch_decode import decode_fetched
 from fluss.client.cluster_client import ClusterClient
 from fluss.client.io_thread import IoThread
+from fluss.client.retry import RetryAction, RetryPolicy, RetryState, classify, refresh_table
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import EARLIEST_OFFSET, LATEST_OFFSET, TableBucket, TableInfo
 from fluss.record.change_type import ChangeType
@@ -145,6 +147,8 @@ class LogScanner:
         self._offsets: dict[TableBucket, int] = {}
         self._buffer: deque[RecordBatch] = deque()
         self._busy = False
+        self._policy = RetryPolicy.from_config(cfg)
+        self._retries: dict[TableBucket, RetryState] = {}  # buckets whose fetches fail, since when
         connection.register(self)
 
     @property
@@ -314,13 +318,21 @@ class LogScanner:
 
     # ------------------------------------------------------------ I/O loop side
 
+    async def _refresh(self, buckets: list[TableBucket]) -> None:
+        """Refreshes the table's metadata (``retry.refresh_table``: a dropped or re-created table raises
+        TABLE_NOT_EXIST); a subscribed partition that was dropped raises PARTITION_NOT_EXISTS."""
+        pids = {tb.partition_id for tb in buckets if tb.partition_id is not None}
+        gone = await refresh_table(self._client, self._table, pids)
+        if gone:
+            raise FlussError(f"Partition id(s) {sorted(gone)} of table '{self._table.table_path}' were dropped: "
+                             "unsubscribe them", ErrorCode.PARTITION_NOT_EXISTS)
+
     async def _leaders(self, buckets: list[TableBucket]) -> dict[str, list[TableBucket]]:
         path = self._table.table_path
         meta = self._client.tables.get(path)
-        pids = sorted({tb.partition_id for tb in buckets if tb.partition_id is not None})
-        if meta is None or any(tb not in meta.leaders for tb in buckets) or \
-                any(self._client.leader_address(meta, tb) is None for tb in buckets):
-            await self._client.update_metadata([path], partition_ids=pids)
+        if meta is None or meta.info.table_id != self._table.table_id or any(tb not in meta.leaders for tb in buckets) \
+                or any(self._client.leader_address(meta, tb) is None for tb in buckets):
+            await self._refresh(buckets)
             meta = self._client.tables[path]
         out: dict[str, list[TableBucket]] = {}
         for tb in buckets:
@@ -328,6 +340,17 @@ class LogScanner:
             if addr is not None:
                 out.setdefault(addr, []).append(tb)
         return out
+
+    def _failed(self, tb: TableBucket, error: FlussError) -> None:
+        """A fetch of ``tb`` failed with a retriable error: fine until the bucket has failed for longer than
+        ``request-timeout`` (``retry.RetryPolicy``), then this raises its last error (a later poll starts over)."""
+        state = self._retries.get(tb)
+        if state is None:
+            state = self._retries[tb] = self._policy.start(f"Reading bucket {tb.bucket_id} of table "
+                                                           f"'{self._table.table_path}'")
+        if state.failed(error) is RetryAction.FAIL:
+            del self._retries[tb]
+            raise state.final_error()
 
     async def _resolve_offsets(self) -> None:
         unresolved = {tb: o for tb, o in self._offsets.items() if o < 0}
@@ -344,9 +367,10 @@ class LogScanner:
 
     async def _list_offsets(self, buckets: list[TableBucket], kind) -> dict[TableBucket, int]:
         out: dict[TableBucket, int] = {}
-        deadline = time.monotonic() + self._client.request_timeout_s
+        state = self._policy.start(f"ListOffsets of table '{self._table.table_path}'")
         todo = list(buckets)
         while todo:
+            last: FlussError | None = None
             leaders = await self._leaders(todo)
             for addr, tbs in leaders.items():
                 for (pid, k), group in _group(tbs, lambda tb: (tb.partition_id_or_none_value, kind(tb))).items():
@@ -354,31 +378,37 @@ class LogScanner:
                         resp = await self._client.tablet_call(addr, "ListOffsets", pb.ListOffsetsRequest(
                             follower_id=-1, offset_type=k, table_id=self._table.table_id, partition_id=pid,
                             bucket_ids=[tb.bucket_id for tb in group]))
-                    except FlussError:
-                        if time.monotonic() > deadline:
-                            raise
+                    except FlussError as e:
+                        last = e
                         continue
                     for r in resp.buckets:
                         err = to_error(r.error)
                         tb = TableBucket(self._table.table_id, r.bucket_id, pid)
                         if err is None:
                             out[tb] = r.offset
-                        elif not err.is_retriable:
+                        elif classify(err) is RetryAction.FAIL:
                             raise err
+                        else:
+                            last = err
             todo = [tb for tb in buckets if tb not in out]
             if todo:
-                if time.monotonic() > deadline:
-                    raise FlussError(f"No leader available for {todo}", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
-                await asyncio.sleep(0.1)
-                await self._client.update_metadata([self._table.table_path],
-                                                   partition_ids=sorted({t.partition_id for t in todo
-                                                                         if t.partition_id is not None}))
+                error = last or FlussError(f"No leader available for {todo}", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+                if state.failed(error) is RetryAction.FAIL:
+                    raise state.final_error()
+                await asyncio.sleep(state.delay_s())
+                await self._refresh(todo)
         return out
 
     async def _fetch_round(self, timeout_ms: int, only: set[TableBucket] | None = None) -> None:
         await self._resolve_offsets()
         wait_ms = max(0, min(timeout_ms, self._wait_ms))
-        leaders = await self._leaders([tb for tb in self._offsets if only is None or tb in only])
+        wanted = [tb for tb in self._offsets if only is None or tb in only]
+        leaders = await self._leaders(wanted)
+        led = {tb for tbs in leaders.values() for tb in tbs}
+        for tb in wanted:
+            if tb not in led:
+                self._failed(tb, FlussError(f"Bucket {tb.bucket_id} of table '{self._table.table_path}' has no "
+                                            "leader", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION))
         if not leaders:
             await asyncio.sleep(min(timeout_ms, 100) / 1000)
             return
@@ -395,9 +425,11 @@ class LogScanner:
         req.tables.append(table)
         try:
             resp = await self._client.tablet_call(addr, "FetchLog", req, wait_ms / 1000 + 30)
-        except FlussError:  # leader gone or restarting: refresh and try again next poll
+        except FlussError as e:  # leader gone or restarting: refresh and try again next poll
+            for tb in tbs:
+                self._failed(tb, e)
             await asyncio.sleep(0.05)
-            await self._client.update_metadata([self._table.table_path])
+            await self._refresh(tbs)
             return
         refresh = False
         fetched: list[tuple[TableBucket, int, list[LogBatch]]] = []
@@ -408,18 +440,20 @@ class LogScanner:
                     continue
                 err = to_error(r.error)
                 if err is not None:
-                    if err.is_retriable:
+                    if classify(err) is not RetryAction.FAIL:
+                        self._failed(tb, err)
                         refresh = True
                         continue
                     raise FlussError(f"Fetching {tb} of '{self._table.table_path}' failed: {err.message}",
                                      err.error_code)
+                self._retries.pop(tb, None)
                 if r.records:
                     offset = self._offsets[tb]
                     fetched.append((tb, offset, [b for b in iter_batches(r.records) if b.next_offset > offset]))
         if fetched:
             await self._decode(fetched)
         if refresh:
-            await self._client.update_metadata([self._table.table_path])
+            await self._refresh(tbs)
 
     async def _decode(self, fetched: list[tuple[TableBucket, int, list[LogBatch]]]) -> None:
         """Decodes every fetched batch (on several cores when the response is large, ``batch_decode``), then

@@ -36,6 +36,7 @@ from fluss.client.cluster_client import ClusterClient, TableMetadata
 from fluss.client.config import Config
 from fluss.client.io_thread import IoThread
 from fluss.client.produce_wire import encode_write_request
+from fluss.client.retry import RetryAction, RetryPolicy, RetryState, refresh_table
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.bucketing import bucket_ids
 from fluss.key.partition import partition_names_of
@@ -159,7 +160,7 @@ class _PendingBatch:
     partition_name: str | None
     data: bytes
     chunk: _Chunk
-    attempts: int = 0
+    retry: RetryState | None = None  # since its first failed send (shared by the batches of one request)
     sequenced: bool = False
     sequence: int = -1  # the batch sequence, once sequenced
     header: bytes | None = None  # ``data``'s header re-stamped with the writer id and sequence, once sequenced
@@ -228,7 +229,9 @@ class Sender:
                              ErrorCode.INVALID_REQUIRED_ACKS)
         self.acks = -1 if acks in ("all", "-1") else int(acks)
         self.max_request = config.writer_request_max_size
-        self.retries = config.writer_retries
+        self.policy = RetryPolicy.from_config(config, max_attempts=config.writer_retries)
+        self._dead: FlussError | None = None  # the table is gone: every batch fails with this
+        self._refreshing = False
         self.queues: dict[TableBucket, deque[_PendingBatch]] = defaultdict(deque)
         self.in_flight: dict[TableBucket, list[_PendingBatch]] = defaultdict(list)
         self._backoff: dict[TableBucket, int] = defaultdict(int)  # failed requests waiting out their retry delay
@@ -254,6 +257,9 @@ class Sender:
 
     def enqueue(self, batches: list[_PendingBatch]) -> None:
         """Called on the I/O loop."""
+        if self._dead is not None:
+            self._complete(batches, self._dead)
+            return
         for b in batches:
             self.queues[b.bucket].append(b)
         self._idle.clear()
@@ -315,22 +321,73 @@ class Sender:
         return taken
 
     async def _refresh_and_wake(self, delay: float) -> None:
-        await asyncio.sleep(delay)
+        """Some buckets have no known leader: refresh the metadata; a bucket still without one past its head
+        batch's retry deadline fails its queued batches with LEADER_NOT_AVAILABLE."""
+        if self._refreshing:
+            return
+        self._refreshing = True
         try:
+            await asyncio.sleep(delay)
             await self._refresh()
+            for tb, q in list(self.queues.items()):
+                if not q or self.client.leader_address(self.meta, tb) is not None:
+                    continue
+                head = q[0]
+                if head.retry is None:
+                    head.retry = self.policy.start(self._what(tb))
+                error = FlussError(f"Bucket {tb.bucket_id} of table '{self.table.table_path}' has no leader",
+                                   ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+                if head.retry.expired() and head.retry.failed(error) is RetryAction.FAIL:
+                    self._fail_queued(tb, head.retry.final_error())
         except FlussError as e:
             log.debug("metadata refresh failed: %s", e)
-        self._wakeup.set()
+        finally:
+            self._refreshing = False
+            self._wakeup.set()
+
+    def _what(self, tb: TableBucket) -> str:
+        return f"{self.RPC} to bucket {tb.bucket_id} of table '{self.table.table_path}'"
 
     async def _refresh(self) -> None:
-        pids = [tb.partition_id for tb in self.queues if tb.partition_id is not None]
-        await self.client.update_metadata([self.table.table_path], partition_ids=sorted(set(pids)))
+        """Refreshes the table's metadata (``retry.refresh_table``); a dropped (or re-created) table fails every
+        batch with TABLE_NOT_EXIST, a dropped partition the batches of that partition."""
+        pids = {tb.partition_id for tb in self.queues if tb.partition_id is not None}
+        try:
+            gone = await refresh_table(self.client, self.table, pids)
+        except FlussError as e:
+            if e.error_code == ErrorCode.TABLE_NOT_EXIST:
+                self._fail_everything(e)
+            raise
         self.meta = self.client.tables[self.table.table_path]
+        for tb in [tb for tb in self.queues if tb.partition_id in gone]:
+            self._fail_queued(tb, FlussError(f"Partition id {tb.partition_id} of table '{self.table.table_path}' "
+                                             "was dropped", ErrorCode.PARTITION_NOT_EXISTS))
+
+    def _fail_queued(self, tb: TableBucket, error: FlussError) -> None:
+        """Fails every queued (not in flight) batch of a bucket."""
+        batches = list(self.queues.pop(tb, ()))
+        if not batches:
+            return
+        sequenced = [b.sequence for b in batches if b.sequenced]
+        if self.idempotent and sequenced:  # never appended: the sequences from here on are given again
+            self._renumber_from[tb] = min(self._renumber_from.get(tb, sequenced[0]), *sequenced)
+        self._complete(batches, error)
+        if tb in self._renumber_from and not self.in_flight[tb]:
+            self._renumber(tb)
+
+    def _fail_everything(self, error: FlussError) -> None:
+        """The table is gone: queued batches fail now, batches in flight when their answer comes back."""
+        self._dead = error
+        for tb in list(self.queues):
+            batches = list(self.queues.pop(tb))
+            self._complete(batches, error)
+        self._wakeup.set()
 
     async def _send(self, addr: str, taken: dict[TableBucket, list[_PendingBatch]]) -> None:
         entries = [(self._bucket_request(tb, b""), [p for b in batches for p in b.parts()])
                    for tb, batches in taken.items()]
         retry_delay = 0.0
+        refresh = False
         backoff: list[TableBucket] = []
         try:
             resp = await self._call(addr, encode_write_request(self._new_request(), entries))
@@ -343,22 +400,25 @@ class Sender:
                                                        FlussError("no result", ErrorCode.NETWORK_EXCEPTION))
             if err is None:
                 self._acknowledged(tb, batches)
-            elif self._retriable(tb, batches, err) and batches[0].attempts < self.retries:
-                for b in batches:
-                    b.attempts += 1
+                continue
+            action = RetryAction.FAIL if self._dead is not None else self._retry_action(tb, batches, err)
+            if action is not RetryAction.FAIL:
                 self._requeue(tb, batches)
                 self._backoff[tb] += 1
                 backoff.append(tb)
-                retry_delay = max(retry_delay, min(1.0, 0.05 * batches[0].attempts))
+                retry_delay = max(retry_delay, batches[0].retry.delay_s())
+                refresh |= action is RetryAction.REFRESH
             else:
                 if self.idempotent:  # never appended: the sequences from here on are given again
                     self._renumber_from[tb] = min(self._renumber_from.get(tb, batches[0].sequence),
                                                   batches[0].sequence)
-                self._complete(batches, err)
-        if retry_delay:
+                final = self._dead or (batches[0].retry.final_error() if batches[0].retry else err)
+                self._complete(batches, final)
+        if backoff:
             try:
                 await asyncio.sleep(retry_delay)
-                await self._refresh()
+                if refresh:
+                    await self._refresh()
             except FlussError:
                 pass
         for tb in backoff:
@@ -378,11 +438,21 @@ class Sender:
             del self._renumber_from[tb]
         self._complete(batches, None)
 
-    def _retriable(self, tb: TableBucket, batches: list[_PendingBatch], err: FlussError) -> bool:
-        """Retriable errors, and OUT_OF_ORDER_SEQUENCE while an earlier batch of the bucket is still unacknowledged
-        or failed (pipelined requests: the leader waited for the predecessor in vain; it comes again)."""
-        if err.is_retriable:
-            return True
+    def _retry_action(self, tb: TableBucket, batches: list[_PendingBatch], err: FlussError) -> RetryAction:
+        """The retry policy's answer for a failed request of ``batches`` (one ``RetryState`` for them, kept across
+        their retries); an OUT_OF_ORDER_SEQUENCE that ``_out_of_order_retriable`` excuses is backed off."""
+        state = next((b.retry for b in batches if b.retry is not None), None) or self.policy.start(self._what(tb))
+        for b in batches:
+            b.retry = state
+        action = state.failed(err)
+        if action is RetryAction.FAIL and not state.expired() and self._out_of_order_retriable(tb, batches, err) \
+                and (self.policy.max_attempts is None or state.attempts <= self.policy.max_attempts):
+            return RetryAction.BACKOFF
+        return action
+
+    def _out_of_order_retriable(self, tb: TableBucket, batches: list[_PendingBatch], err: FlussError) -> bool:
+        """OUT_OF_ORDER_SEQUENCE while an earlier batch of the bucket is still unacknowledged or failed (pipelined
+        requests: the leader waited for the predecessor in vain; it comes again)."""
         if err.error_code != ErrorCode.OUT_OF_ORDER_SEQUENCE_EXCEPTION or self.max_in_flight is None:
             return False
         first = batches[0].sequence
