@@ -89,3 +89,12 @@ def paimon_catalog_options(server_options: Mapping[str, str]) -> dict[str, str]:
 
 def _strip_file_scheme(url: str) -> str:
     return url[len("file://"):] if url.startswith("file://") else url
+
+
+def table_lake_properties(server_options: Mapping[str, str]) -> dict[str, str]:
+    """The properties a lake-enabled table records: ``table.datalake.format`` and every ``datalake.paimon.*``
+    catalog option as ``table.datalake.paimon.*``."""
+    props = {TABLE_DATALAKE_FORMAT: PAIMON}
+    for key, value in paimon_catalog_options(server_options).items():
+        props[TABLE_LAKE_PREFIX + key] = value
+    return props

@@ -21,7 +21,7 @@ import inspect
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 
-from fluss.client.scanner import RecordBatch
+from fluss import RecordBatch
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import NO_PARTITION
 

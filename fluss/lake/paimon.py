@@ -31,7 +31,6 @@ deletions of the files it wrote and fixes the metadata before committing.
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 from collections.abc import Mapping
@@ -46,7 +45,6 @@ import pyarrow.parquet as pq
 from fluss.errors import ErrorCode, FlussError
 from fluss.lake.config import (
     PAIMON,
-    TABLE_DATALAKE_FORMAT,
     TABLE_LAKE_PREFIX,
     is_lake_enabled,
     lake_format,
@@ -371,32 +369,19 @@ def _fix_delete_row_counts(messages) -> None:
             meta.delete_row_count = int(pc.sum(pc.is_in(kinds, _PAIMON_RETRACT_KINDS).cast(pa.int64())).as_py() or 0)
 
 
-# ---------------------------------------------------------------- the coordinator's create-table hook
+# ---------------------------------------------------------------- the lake catalog of the coordinator
 
-async def create_lake_table_if_enabled(server_options: Mapping[str, str], info: TableInfo) -> dict[str, str]:
-    """Called by the coordinator before it registers a new table: creates the Paimon table of a lake-enabled one.
+class PaimonLakeCatalog:
+    """The ``paimon`` lake format of ``fluss.lake.catalog``: creates the Paimon table of a lake-enabled table (run
+    by the coordinator's lake catalog worker, never in the coordinator process itself)."""
 
-    Returns the table properties to add (``table.datalake.format`` and the ``table.datalake.paimon.*`` catalog
-    options, so that clients and the tiering job find the lake from the table alone); ``{}`` for other tables.
-    Raises LAKE_STORAGE_NOT_CONFIGURED_EXCEPTION when the table is lake-enabled but the cluster has no
-    ``datalake.format``.
-    """
-    if not is_lake_enabled(info):
-        return {}
-    if lake_format(server_options) is None:
-        raise FlussError(f"Table '{info.table_path}' has table.datalake.enabled=true but the cluster has no "
-                         f"'datalake.format' configured", ErrorCode.LAKE_STORAGE_NOT_CONFIGURED_EXCEPTION)
-    lake = PaimonLake.from_server_options(server_options)
-    await asyncio.to_thread(lake.create_table, info)
-    return table_lake_properties(server_options)
+    def __init__(self, server_options: Mapping[str, str]) -> None:
+        self.lake = PaimonLake.from_server_options(server_options)
 
-
-def table_lake_properties(server_options: Mapping[str, str]) -> dict[str, str]:
-    """``table.datalake.format`` + every ``datalake.paimon.*`` catalog option as ``table.datalake.paimon.*``."""
-    props = {TABLE_DATALAKE_FORMAT: PAIMON}
-    for key, value in paimon_catalog_options(server_options).items():
-        props[TABLE_LAKE_PREFIX + key] = value
-    return props
+    def create_table(self, info: TableInfo) -> None:
+        if not is_lake_enabled(info):
+            return
+        self.lake.create_table(info)
 
 
 def lake_of_table(info: TableInfo, warehouse: str | None = None) -> PaimonLake:
@@ -411,5 +396,5 @@ def lake_of_table(info: TableInfo, warehouse: str | None = None) -> PaimonLake:
     return PaimonLake(options)
 
 
-__all__ = ["COMMIT_USER", "ROW_KIND_COLUMN", "LakeWriter", "PaimonLake", "TieredProgress",
-           "create_lake_table_if_enabled", "lake_of_table", "paimon_arrow_schema"]
+__all__ = ["COMMIT_USER", "ROW_KIND_COLUMN", "LakeWriter", "PaimonLake", "PaimonLakeCatalog", "TieredProgress",
+           "lake_of_table", "paimon_arrow_schema"]

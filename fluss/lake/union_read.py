@@ -31,7 +31,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fluss.client.kv_scanner import KvSnapshotScanner
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.bucketing import bucket_ids
 from fluss.key.partition import name_to_spec, partition_name_array
@@ -81,9 +80,10 @@ async def union_read(conn, table_path: TablePath, *, warehouse: str | None = Non
                               info.get_primary_keys())
     if not gaps:
         return merged
-    current = await asyncio.gather(*(
-        KvSnapshotScanner(conn, info, TableBucket(info.table_id, bucket, pid), None, None).to_arrow()
-        for pid, bucket in gaps))
+    scan = (await conn.get_table(info.table_path)).new_scan()
+    scanners = [await scan.create_bucket_batch_scanner(bucket, None if pid == NO_PARTITION else pid)
+                for pid, bucket in gaps]
+    current = await asyncio.gather(*(scanner.to_arrow() for scanner in scanners))
     return pa.concat_tables([merged, *(_conform(rows, merged.schema) for rows in current)])
 
 

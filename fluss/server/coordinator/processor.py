@@ -17,7 +17,8 @@ from typing import Any
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.partition import partition_spec_to_name
-from fluss.lake.paimon import create_lake_table_if_enabled
+from fluss.lake.catalog import LakeCatalogProcess
+from fluss.lake.config import is_lake_enabled
 from fluss.metadata import DatabaseDescriptor, ServerNode, TableBucket, TableDescriptor, TableInfo, TablePath
 from fluss.server.config import (
     DEFAULT_BUCKET_NUMBER,
@@ -46,6 +47,7 @@ from fluss.server.zk.data import (
     Assignment,
     DatabaseRegistration,
     KvSnapshotRecord,
+    LakeSnapshotRecord,
     LeaderAndIsr,
     PartitionRegistration,
     TableRegistration,
@@ -81,6 +83,7 @@ class CoordinatorEventProcessor:
         self._task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self.shutting_down: set[int] = set()
+        self.lake = LakeCatalogProcess(config.as_dict())
 
     # ------------------------------------------------------------ lifecycle
 
@@ -90,9 +93,11 @@ class CoordinatorEventProcessor:
         if DEFAULT_DATABASE not in self.ctx.databases:
             await self.submit(self._create_database, DEFAULT_DATABASE, DatabaseDescriptor(), True, start=True)
         self._task = asyncio.create_task(self._run(), name="coordinator-events")
+        self.lake.warm_up()
         self.zk.watch_tablet_servers(self._on_servers_changed_threadsafe)
 
     async def stop(self) -> None:
+        self.lake.close()
         if self._task:
             self._task.cancel()
             try:
@@ -234,9 +239,11 @@ class CoordinatorEventProcessor:
         schema_json = resolved.get_schema().row_schema.to_json()
         check_metadata_size(f"table '{path}'", reg.comment, {**reg.properties, **reg.custom_properties},
                             len(encode(reg)) + len(dumps(schema_json)))
-        # a lake-enabled table gets its Paimon table now, and the lake's catalog options as table properties
-        reg.properties.update(await create_lake_table_if_enabled(self.config.as_dict(),
-                                                                 table_info_of(path, reg, schema_json)))
+        # a lake-enabled table gets its lake table now (by the lake catalog's worker process), and the lake's
+        # catalog options as table properties
+        info = table_info_of(path, reg, schema_json)
+        if is_lake_enabled(info):
+            reg.properties.update(await self.lake.create_table(info))
         assignment, leaders = None, {}
         if not resolved.partition_keys:
             assignment, leaders = self._new_assignment(table_id, table_id, reg.bucket_count, rf)
@@ -486,19 +493,18 @@ class CoordinatorEventProcessor:
     async def kv_snapshot(self, tb: TableBucket) -> KvSnapshotRecord | None:
         return await self._zk(self.zk.get_kv_snapshot, tb.table_id, tb.partition_id_or_none_value, tb.bucket_id)
 
-    async def commit_lake_snapshot(self, snapshot: dict) -> None:
+    async def commit_lake_snapshot(self, snapshot: LakeSnapshotRecord) -> None:
         await self.submit(self._commit_lake_snapshot, snapshot)
 
-    async def _commit_lake_snapshot(self, snapshot: dict) -> None:
-        table_id = snapshot["table_id"]
-        if table_id not in self.ctx.tables_by_id:
-            raise FlussError(f"Table id {table_id} does not exist", ErrorCode.TABLE_NOT_EXIST)
-        current = await self._zk(self.zk.get_lake_snapshot, table_id)
-        if current is not None and current["snapshot_id"] >= snapshot["snapshot_id"]:
+    async def _commit_lake_snapshot(self, snapshot: LakeSnapshotRecord) -> None:
+        if snapshot.table_id not in self.ctx.tables_by_id:
+            raise FlussError(f"Table id {snapshot.table_id} does not exist", ErrorCode.TABLE_NOT_EXIST)
+        current = await self._zk(self.zk.get_lake_snapshot, snapshot.table_id)
+        if current is not None and current.snapshot_id >= snapshot.snapshot_id:
             return  # a retried report of a snapshot already recorded (or an older one): nothing to do
-        await self._zk(self.zk.set_lake_snapshot, table_id, snapshot)
+        await self._zk(self.zk.set_lake_snapshot, snapshot)
 
-    async def lake_snapshot(self, table_id: int) -> dict | None:
+    async def lake_snapshot(self, table_id: int) -> LakeSnapshotRecord | None:
         return await self._zk(self.zk.get_lake_snapshot, table_id)
 
     async def init_writer(self) -> int:

@@ -13,10 +13,6 @@ import asyncio
 import logging
 import os
 import signal
-import threading
-
-from kazoo.exceptions import NodeExistsError
-from kazoo.protocol.states import KazooState
 
 from fluss.metadata import ServerNode
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
@@ -33,9 +29,8 @@ from fluss.server.coordinator.notifier import TabletNotifier
 from fluss.server.coordinator.processor import CoordinatorEventProcessor
 from fluss.server.coordinator.service import AdminServicer, CoordinatorServicer
 from fluss.server.diagnostics import install_dump_on_sigusr1
-from fluss.server.zk import paths
-from fluss.server.zk.client import ZooKeeperClient
-from fluss.server.zk.data import CoordinatorRegistration, encode
+from fluss.server.zk.client import SessionState, ZooKeeperClient
+from fluss.server.zk.data import CoordinatorRegistration
 
 log = logging.getLogger(__name__)
 
@@ -60,7 +55,7 @@ class CoordinatorServer:
             loop.add_signal_handler(sig, self._stopped.set)
         install_dump_on_sigusr1(loop)
         await asyncio.to_thread(self.zk.start)
-        self.zk.kazoo.add_listener(self._on_zk_state)
+        self.zk.on_session_change(self._on_zk_state)
         self._grpc = (RpcServerBuilder(self.config.bind_listeners())
                       .add_service(rpc.add_AdminServiceServicer_to_server, AdminServicer(self))
                       .add_service(rpc.add_CoordinatorServiceServicer_to_server, CoordinatorServicer(self))
@@ -74,13 +69,12 @@ class CoordinatorServer:
 
     async def _campaign(self) -> None:
         """Waits until this server holds /coordinators/active, then becomes the active coordinator."""
-        while True:
-            won = await asyncio.to_thread(self._try_become_active)
-            if won:
-                break
+        candidate = CoordinatorRegistration(self.server_id, self.node.host, self.node.port, -1)
+        while not await asyncio.to_thread(self.zk.campaign_once, candidate):
+            pass
         epoch = await asyncio.to_thread(self.zk.bump_coordinator_epoch)
-        await asyncio.to_thread(self.zk.kazoo.set, paths.ACTIVE_COORDINATOR,
-                                encode(CoordinatorRegistration(self.server_id, self.node.host, self.node.port, epoch)))
+        await asyncio.to_thread(self.zk.publish_active_coordinator,
+                                CoordinatorRegistration(self.server_id, self.node.host, self.node.port, epoch))
         ctx = CoordinatorContext(epoch=epoch)
         self.notifier = TabletNotifier(ctx)
         processor = CoordinatorEventProcessor(self.zk, self.config, ctx, self.notifier)
@@ -88,20 +82,8 @@ class CoordinatorServer:
         self.processor = processor
         log.info("coordinator %d is active with epoch %d", self.server_id, epoch)
 
-    def _try_become_active(self) -> bool:
-        reg = CoordinatorRegistration(self.server_id, self.node.host, self.node.port, -1)
-        try:
-            self.zk.kazoo.create(paths.ACTIVE_COORDINATOR, encode(reg), ephemeral=True)
-            return True
-        except NodeExistsError:
-            gone = threading.Event()
-            if self.zk.kazoo.exists(paths.ACTIVE_COORDINATOR, watch=lambda _e: gone.set()) is None:
-                return False
-            gone.wait(timeout=5)
-            return False
-
-    def _on_zk_state(self, state: str) -> None:
-        if state == KazooState.LOST and not self._closing:
+    def _on_zk_state(self, state: SessionState) -> None:
+        if state is SessionState.LOST and not self._closing:
             log.error("coordinator %d lost its ZooKeeper session; exiting", self.server_id)
             os._exit(3)
 

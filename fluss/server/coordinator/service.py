@@ -10,7 +10,7 @@ from fluss.rpc.errors import OK, error_info
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.server.coordinator.processor import CoordinatorEventProcessor
-from fluss.server.zk.data import KvSnapshotRecord
+from fluss.server.zk.data import KvSnapshotRecord, LakeBucketOffset, LakeSnapshotRecord
 from fluss.table_options import DATALAKE_ENABLED
 
 
@@ -197,11 +197,10 @@ class AdminServicer(rpc.AdminServiceServicer):
     @_guard(pb.CommitLakeTableSnapshotResponse)
     async def CommitLakeTableSnapshot(self, request, context):
         s = request.snapshot
-        await self.p.commit_lake_snapshot({
-            "table_id": s.table_id, "snapshot_id": s.snapshot_id, "commit_time": s.commit_time,
-            "buckets": [{"partition_id": b.partition_id, "bucket_id": b.bucket_id, "log_offset": b.log_offset,
-                         "max_timestamp": b.max_timestamp, "partition_name": b.partition_name}
-                        for b in s.buckets]})
+        await self.p.commit_lake_snapshot(LakeSnapshotRecord(
+            s.table_id, s.snapshot_id, s.commit_time,
+            [LakeBucketOffset(b.partition_id, b.bucket_id, b.log_offset, b.max_timestamp, b.partition_name)
+             for b in s.buckets]))
         return pb.CommitLakeTableSnapshotResponse(error=OK)
 
     @_guard(pb.GetLatestLakeSnapshotResponse)
@@ -226,10 +225,13 @@ class AdminServicer(rpc.AdminServiceServicer):
         return out
 
 
-def _lake_snapshot_pb(snapshot: dict) -> pb.LakeSnapshotPb:
-    return pb.LakeSnapshotPb(table_id=snapshot["table_id"], snapshot_id=snapshot["snapshot_id"],
-                             commit_time=snapshot.get("commit_time", 0),
-                             buckets=[pb.LakeBucketOffsetPb(**b) for b in snapshot["buckets"]])
+def _lake_snapshot_pb(snapshot: LakeSnapshotRecord) -> pb.LakeSnapshotPb:
+    return pb.LakeSnapshotPb(table_id=snapshot.table_id, snapshot_id=snapshot.snapshot_id,
+                             commit_time=snapshot.commit_time,
+                             buckets=[pb.LakeBucketOffsetPb(partition_id=b.partition_id, bucket_id=b.bucket_id,
+                                                            log_offset=b.log_offset, max_timestamp=b.max_timestamp,
+                                                            partition_name=b.partition_name)
+                                      for b in snapshot.buckets])
 
 
 def _snapshot_pb(tb: TableBucket, record: KvSnapshotRecord) -> pb.KvSnapshotPb:

@@ -21,9 +21,9 @@ class CoordinatorChannel:
 
     async def _resolve(self) -> str:
         active = await asyncio.to_thread(self._zk.get_active_coordinator)
-        if not active or "host" not in active:
+        if active is None:
             raise FlussError("No active coordinator is registered", ErrorCode.NETWORK_EXCEPTION)
-        return f"{active['host']}:{active['port']}"
+        return f"{active.host}:{active.port}"
 
     async def call(self, method: str, request, timeout_s: float = 10.0):
         """Calls a CoordinatorService method on the active coordinator; raises FlussError on any failure."""

@@ -14,8 +14,6 @@ import signal
 import threading
 from pathlib import Path
 
-from kazoo.protocol.states import KazooState
-
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.rpc.server import RpcServer, RpcServerBuilder
@@ -42,7 +40,7 @@ from fluss.server.replica.fetcher import ReplicaFetcherManager
 from fluss.server.replica.manager import ReplicaManager
 from fluss.server.tablet.coordinator_channel import CoordinatorChannel
 from fluss.server.tablet.service import TabletServicer
-from fluss.server.zk.client import ZooKeeperClient
+from fluss.server.zk.client import SessionState, ZooKeeperClient
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +70,7 @@ class TabletServer:
         install_dump_on_sigusr1(loop)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(self.zk.start)
-        self.zk.kazoo.add_listener(self._on_zk_state)
+        self.zk.on_session_change(self._on_zk_state)
         self.replicas.remote_data_dir = self.config.get(REMOTE_DATA_DIR) or ""
         self.replicas.kv_snapshot_of = self._latest_kv_snapshot
         self.replicas.followers = ReplicaFetcherManager(
@@ -88,7 +86,7 @@ class TabletServer:
         self._background.append(asyncio.create_task(self._isr_loop()))
         self._background.append(asyncio.create_task(self._kv_snapshot_loop()))
         await self._stopped.wait()
-        if self.zk.kazoo.connected:
+        if self.zk.connected:
             try:
                 await asyncio.wait_for(self._controlled_shutdown(), 12)
             except Exception:  # noqa: BLE001 - stop anyway; the coordinator will notice the session end
@@ -179,16 +177,16 @@ class TabletServer:
                 log.info("controlled shutdown request failed (%s); retrying", e)
                 await asyncio.sleep(0.5)
 
-    def _on_zk_state(self, state: str) -> None:
-        """After a lost session (e.g. a long pause) kazoo opens a new one: register again on it.
+    def _on_zk_state(self, state: SessionState) -> None:
+        """After a lost session (e.g. a long pause) the ZooKeeper client opens a new one: register again on it.
 
         The coordinator has meanwhile treated this server as gone (moved its leaderships, shrunk ISRs); the new
         registration makes it send this server its replicas again, which then catch up as followers.
         """
-        if state == KazooState.LOST and not self._closing:
+        if state is SessionState.LOST and not self._closing:
             log.warning("tablet server %d lost its ZooKeeper session; it will register again", self.server_id)
             self._session_lost = True
-        elif state == KazooState.CONNECTED and self._session_lost and not self._closing:
+        elif state is SessionState.CONNECTED and self._session_lost and not self._closing:
             self._session_lost = False
             threading.Thread(target=self._register_again, name="zk-reregister", daemon=True).start()
 

@@ -1,24 +1,35 @@
-"""ZooKeeperClient: typed access to the cluster metadata in ZooKeeper (kazoo underneath).
+"""ZooKeeperClient: typed access to the cluster metadata in ZooKeeper; the only module that uses kazoo.
 
 Every method is blocking (kazoo's synchronous API); async callers run them with ``asyncio.to_thread``.
 Multi-node changes go through ZooKeeper transactions so that a crash never leaves half-created metadata.
+Nodes are read and written as the records of ``data.py`` at the paths of ``paths.py``. Besides metadata, this is
+where the servers' ZooKeeper protocols live: the coordinator election (:meth:`ZooKeeperClient.campaign_once`,
+:meth:`ZooKeeperClient.publish_active_coordinator`), tablet server registration
+(:meth:`ZooKeeperClient.register_tablet_server`), the membership watch, and session state
+(:meth:`ZooKeeperClient.on_session_change` with :class:`SessionState`). A ZooKeeper failure outside these surfaces
+as a ``FlussError`` naming what was being done, not as a kazoo exception.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable
+from enum import Enum
 
 from kazoo.client import KazooClient
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError
+from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError, NotEmptyError
+from kazoo.protocol.states import KazooState
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.server.zk import paths
 from fluss.server.zk.data import (
     Assignment,
+    CoordinatorRegistration,
     DatabaseRegistration,
     KvSnapshotRecord,
+    LakeSnapshotRecord,
     LeaderAndIsr,
     PartitionRegistration,
     TableRegistration,
@@ -32,6 +43,18 @@ from fluss.server.zk.data import (
 log = logging.getLogger(__name__)
 
 
+class SessionState(Enum):
+    """The ZooKeeper session as a server sees it (kazoo's states, without kazoo)."""
+
+    CONNECTED = "connected"
+    SUSPENDED = "suspended"  # disconnected; the session may still be alive
+    LOST = "lost"  # the session expired: every ephemeral node of it is gone
+
+
+_SESSION_STATES = {KazooState.CONNECTED: SessionState.CONNECTED, KazooState.SUSPENDED: SessionState.SUSPENDED,
+                   KazooState.LOST: SessionState.LOST}
+
+
 class ZooKeeperClient:
     def __init__(self, address: str, root: str = "/fluss", session_timeout_s: float = 6.0) -> None:
         root = "/" + root.strip("/")
@@ -40,8 +63,12 @@ class ZooKeeperClient:
         self._root = root
 
     @property
-    def kazoo(self) -> KazooClient:
-        return self._zk
+    def connected(self) -> bool:
+        return bool(self._zk.connected)
+
+    def on_session_change(self, callback: Callable[[SessionState], None]) -> None:
+        """Calls ``callback`` (from a kazoo thread; it must not block) whenever the session state changes."""
+        self._zk.add_listener(lambda state: callback(_SESSION_STATES[state]))
 
     def start(self, timeout_s: float = 30.0) -> None:
         # The chroot must exist; create it through a client without chroot.
@@ -126,12 +153,30 @@ class ZooKeeperClient:
             except BadVersionError:
                 continue
 
-    def get_active_coordinator(self) -> dict | None:
+    def get_active_coordinator(self) -> CoordinatorRegistration | None:
         try:
             data, _ = self._zk.get(paths.ACTIVE_COORDINATOR)
-            return loads(data)
         except NoNodeError:
             return None
+        return decode(CoordinatorRegistration, data)
+
+    # ------------------------------------------------------------ coordinator election
+
+    def campaign_once(self, candidate: CoordinatorRegistration, wait_s: float = 5.0) -> bool:
+        """One round of the election: creates the ephemeral ``/coordinators/active`` node for ``candidate``; if
+        another coordinator holds it, waits up to ``wait_s`` for it to go away and returns False (call again)."""
+        try:
+            self._zk.create(paths.ACTIVE_COORDINATOR, encode(candidate), ephemeral=True)
+            return True
+        except NodeExistsError:
+            gone = threading.Event()
+            if self._zk.exists(paths.ACTIVE_COORDINATOR, watch=lambda _event: gone.set()) is not None:
+                gone.wait(timeout=wait_s)
+            return False
+
+    def publish_active_coordinator(self, registration: CoordinatorRegistration) -> None:
+        """The elected coordinator records its epoch in its ``/coordinators/active`` node."""
+        self._zk.set(paths.ACTIVE_COORDINATOR, encode(registration))
 
     # ------------------------------------------------------------ databases
 
@@ -256,20 +301,20 @@ class ZooKeeperClient:
             return None
         return decode(LeaderAndIsr, data), stat.version
 
-    def set_lake_snapshot(self, table_id: int, snapshot: dict) -> None:
-        """Stores a table's latest lake snapshot (JSON: snapshot_id, commit_time, buckets)."""
-        path = paths.lake_snapshot(table_id)
+    def set_lake_snapshot(self, snapshot: LakeSnapshotRecord) -> None:
+        """Stores a table's latest lake snapshot."""
+        path = paths.lake_snapshot(snapshot.table_id)
         try:
-            self._zk.set(path, dumps(snapshot))
+            self._zk.set(path, encode(snapshot))
         except NoNodeError:
-            self._zk.create(path, dumps(snapshot), makepath=True)
+            self._zk.create(path, encode(snapshot), makepath=True)
 
-    def get_lake_snapshot(self, table_id: int) -> dict | None:
+    def get_lake_snapshot(self, table_id: int) -> LakeSnapshotRecord | None:
         try:
             data, _ = self._zk.get(paths.lake_snapshot(table_id))
         except NoNodeError:
             return None
-        return loads(data)
+        return decode(LakeSnapshotRecord, data)
 
     def set_kv_snapshot(self, table_id: int, partition_id: int, bucket: int, record: KvSnapshotRecord) -> None:
         path = paths.kv_snapshot(table_id, partition_id, bucket)
@@ -302,7 +347,11 @@ def _add_assignment_ops(tx, root: str, table_id: int, partition_id: int, assignm
 
 
 def _commit(tx, what: str) -> None:
-    results = tx.commit()
+    try:
+        results = tx.commit()
+    except KazooException as e:
+        raise FlussError(f"Cannot {what}: ZooKeeper refused the request ({type(e).__name__})",
+                         ErrorCode.UNKNOWN_SERVER_ERROR) from e
     errors = [r for r in results if isinstance(r, Exception)]
     if errors:
         first = next((e for e in errors if not type(e).__name__ == "RolledBackError"), errors[0])

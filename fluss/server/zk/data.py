@@ -1,4 +1,5 @@
-"""The JSON stored in each znode (see ``paths.py`` for where). One encode/decode pair per node kind."""
+"""The JSON stored in each znode (see ``paths.py`` for where): one record type per node kind, encoded and decoded
+here only (``encode`` / ``decode``), so the shape of a node's data is written down once."""
 
 from __future__ import annotations
 
@@ -81,6 +82,27 @@ class KvSnapshotRecord:
 
 
 @dataclass
+class LakeBucketOffset:
+    """How far one bucket is tiered: the lake holds its records below ``log_offset``."""
+
+    partition_id: int
+    bucket_id: int
+    log_offset: int
+    max_timestamp: int = -1
+    partition_name: str = ""
+
+
+@dataclass
+class LakeSnapshotRecord:
+    """A table's latest lake snapshot as the coordinator records it (``lake_snapshot`` node)."""
+
+    table_id: int
+    snapshot_id: int
+    commit_time: int = 0
+    buckets: list[LakeBucketOffset] = field(default_factory=list)
+
+
+@dataclass
 class Assignment:
     """Replica assignment of a table (or a partition): bucket -> server ids, the first one the preferred leader."""
 
@@ -98,4 +120,7 @@ def decode(cls: type, data: bytes):
     raw = loads(data)
     if cls is Assignment:
         return Assignment(raw["table_id"], {int(b): list(r) for b, r in raw["buckets"].items()})
+    if cls is LakeSnapshotRecord:
+        return LakeSnapshotRecord(raw["table_id"], raw["snapshot_id"], raw.get("commit_time", 0),
+                                  [LakeBucketOffset(**b) for b in raw.get("buckets", [])])
     return cls(**raw)
