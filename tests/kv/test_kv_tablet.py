@@ -12,6 +12,7 @@ from kv_model import AGG_PROPS, SCHEMA, changelog_records, state_of, to_batch
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.encoding import encode_key
+from fluss.server.kv import tablet as tablet_module
 from fluss.server.kv.merge import AggregationEngine, MergeEngine, physical_rows
 from fluss.server.kv.tablet import KvTablet
 from fluss.types import Column, DataTypes, RowSchema
@@ -246,6 +247,49 @@ def test_staged_values_are_invisible_until_the_high_watermark_covers_them(tablet
     assert changelog_records(changelog) == [(2, row(2, v=2)), (3, row(2, v=3))]
     tablet.flush_up_to(4)
     assert state_of(tablet.lookup_rows([key(2)]))[2] == row(2, v=3)
+
+
+def test_large_flushes_reads_and_replays_go_to_rocksdb_in_bounded_calls(tmp_path, monkeypatch):
+    """With at most 3 entries per RocksDB call a flush of 20 values takes 7 writes, each completing a prefix of
+    the changelog (its flushed offset is the first value it leaves staged); the result is the same as one write."""
+    monkeypatch.setattr(tablet_module, "ROCKSDB_CALL_ENTRIES", 3)
+    t = KvTablet.open(tmp_path / "kv", SCHEMA, 1, {})
+    writes: list[int] = []
+    t._db = _CountingDb(t._db, writes)
+    t.prepare_batch(to_batch([row(k, v=k) for k in range(20)]), np.zeros(20, np.uint8), None, 0)
+    t.prepare_batch(to_batch([row(3, v=33), row(5)]), [0, 1], None, 20)  # -U/+U of 3 at 20/21, -D of 5 at 22
+    assert t.flush_up_to(20) == 20
+    assert len(writes) == 7 and t.flushed_offset == 20 and t.row_count == 20
+    assert len(t.lookup([key(k) for k in range(20)])) == 20 and None not in t.lookup([key(k) for k in range(20)])
+    assert t.flush_up_to(23) == 2 and t.flushed_offset == 23  # +U of 3 and -D of 5 (no value for -U)
+    assert t.row_count == 19 and t.lookup([key(5)]) == [None]
+    assert state_of(t.lookup_rows([key(3)]))[3] == row(3, v=33)
+    t._db = t._db.inner
+    t.close()
+    # a replay of 10 changes: data in calls of 3, the offset and count with the last
+    r = KvTablet.open(tmp_path / "replayed", SCHEMA, 1, {})
+    replay_writes: list[int] = []
+    r._db = _CountingDb(r._db, replay_writes)
+    r.apply_changelog(to_batch([row(k, v=k) for k in range(10)]), np.full(10, 1, np.uint8), 10)
+    assert len(replay_writes) == 4 and r.flushed_offset == 10 and r.row_count == 10
+    assert None not in r.lookup([key(k) for k in range(10)])
+    r._db = r._db.inner
+    r.close()
+
+
+class _CountingDb:
+    """A RocksDB handle that counts writes (everything else goes to the real one)."""
+
+    def __init__(self, inner, writes: list[int]) -> None:
+        self.inner = inner
+        self.writes = writes
+
+    def write(self, batch, options):
+        self.writes.append(1)
+        return self.inner.write(batch, options)
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
 
 
 def test_abort_drops_staged_values_and_later_batches_build_on_committed_state(tablet):

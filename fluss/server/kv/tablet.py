@@ -29,8 +29,10 @@ subtracts one, counted per batch with numpy, so ``COUNT(*)`` needs no scan. Writ
 log is the write-ahead log, and a crash loses at most a suffix of flushed batches together with their offset,
 which recovery replays with :meth:`apply_changelog`.
 
-A tablet is used from one thread at a time per operation; an internal lock serialises the write path,
-flushes and checkpoints so that a checkpoint always matches ``flushed_offset``.
+A tablet may be used from several threads; an internal lock serialises the write path, flushes and checkpoints so
+that a checkpoint always matches ``flushed_offset``. RocksDB calls are split into calls of at most
+:data:`ROCKSDB_CALL_ENTRIES` entries (rocksdict holds the GIL during a call), so a large flush or read never
+stalls the tablet server's event loop for long; the tablet server runs all of them on its KV executor.
 """
 
 from __future__ import annotations
@@ -74,6 +76,9 @@ RESERVED_PREFIX = b"\xff"
 DB_DIR = "db"
 #: Sidecar file naming this local RocksDB instance (SST file names are unique only within one instance).
 INSTANCE_ID_FILE = "kv-instance-id"
+#: Most entries per RocksDB write or multi-get: rocksdict holds the GIL during a call (a few microseconds per
+#: entry), so larger writes and reads are split and no call stalls the server's other threads for long.
+ROCKSDB_CALL_ENTRIES = 4096
 
 OP_UPSERT = 0
 OP_DELETE = 1
@@ -279,42 +284,57 @@ class KvTablet:
             }
 
     def has_staged_below(self, high_watermark: int) -> bool:
-        """Whether values staged for log records below ``high_watermark`` still wait to reach RocksDB."""
-        offsets = self._st_offsets
-        return bool(offsets) and offsets[0] < high_watermark
+        """Whether values staged for log records below ``high_watermark`` still wait to reach RocksDB (safe to
+        call from another thread than the one flushing: a racing answer is corrected by the next call)."""
+        try:
+            return self._st_offsets[0] < high_watermark
+        except IndexError:
+            return False
 
     def flush_up_to(self, high_watermark: int) -> int:
-        """Write the staged values whose log records are below ``high_watermark`` to RocksDB (one
-        ``WriteBatch``, with the new flushed offset); returns the number of values written."""
-        with self._lock:
-            db = self.db
-            if high_watermark <= self._flushed_offset and not self._st_offsets:
-                return 0
-            cut = bisect.bisect_left(self._st_offsets, high_watermark)
-            new_flushed = max(self._flushed_offset, high_watermark)
-            new_count = self._row_count + sum(self._st_deltas[:cut])
-            wb = WriteBatch(raw_mode=True)
-            keys = self._st_keys[:cut]
-            for k, v in zip(keys, self._st_values[:cut], strict=True):
-                if v is None:
-                    wb.delete(k)
-                else:
-                    wb.put(k, v)
-            wb.put(FLUSHED_OFFSET_KEY, new_flushed.to_bytes(8, "big"))
-            wb.put(ROW_COUNT_KEY, new_count.to_bytes(8, "big"))
-            try:
-                db.write(wb, self._write_opts)
-            except Exception as e:
-                raise _storage_error(f"RocksDB write of {cut} values failed: {e}") from e
-            self._flushed_offset = new_flushed
-            self._row_count = new_count
-            del self._st_offsets[:cut], self._st_keys[:cut], self._st_values[:cut], self._st_deltas[:cut]
-            index = self._index
-            for k in keys:
-                entry = index.get(k)
-                if entry is not None and entry[0] < high_watermark:
-                    del index[k]
-            return cut
+        """Write the staged values whose log records are below ``high_watermark`` to RocksDB, with the new
+        flushed offset; returns the number of values written.
+
+        The values go in ``WriteBatch``es of at most :data:`ROCKSDB_CALL_ENTRIES`, each with the flushed offset it
+        completes (the offset of the first value it leaves staged; ``high_watermark`` for the last one), so every
+        intermediate state is a prefix of the committed changelog and a crash in between replays from a consistent
+        offset. The lock is released between batches, so a write (``prepare_batch``) waits for one batch at most.
+        """
+        written = 0
+        while True:
+            with self._lock:
+                db = self.db
+                below = bisect.bisect_left(self._st_offsets, high_watermark)
+                if below == 0 and high_watermark <= self._flushed_offset:
+                    return written
+                cut = min(below, ROCKSDB_CALL_ENTRIES)
+                last = cut == below
+                new_flushed = max(self._flushed_offset, high_watermark) if last else self._st_offsets[cut]
+                new_count = self._row_count + sum(self._st_deltas[:cut])
+                wb = WriteBatch(raw_mode=True)
+                keys = self._st_keys[:cut]
+                for k, v in zip(keys, self._st_values[:cut], strict=True):
+                    if v is None:
+                        wb.delete(k)
+                    else:
+                        wb.put(k, v)
+                wb.put(FLUSHED_OFFSET_KEY, new_flushed.to_bytes(8, "big"))
+                wb.put(ROW_COUNT_KEY, new_count.to_bytes(8, "big"))
+                try:
+                    db.write(wb, self._write_opts)
+                except Exception as e:
+                    raise _storage_error(f"RocksDB write of {cut} values failed: {e}") from e
+                self._flushed_offset = new_flushed
+                self._row_count = new_count
+                del self._st_offsets[:cut], self._st_keys[:cut], self._st_values[:cut], self._st_deltas[:cut]
+                index = self._index
+                for k in keys:
+                    entry = index.get(k)
+                    if entry is not None and entry[0] < new_flushed:
+                        del index[k]
+                written += cut
+                if last:
+                    return written
 
     # ------------------------------------------------------------------ recovery
     def apply_changelog(
@@ -358,12 +378,17 @@ class KvTablet:
                     encode_rows(sub.take(pa.array(puts, type=pa.int64())), self.schema_id) if puts else []
                 )
                 value_of = dict(zip(puts, values, strict=True))
-                for i in final:
+                for n, i in enumerate(final, 1):
                     v = value_of.get(i)
                     if v is None:
                         wb.delete(keys[i])
                     else:
                         wb.put(keys[i], v)
+                    if n % ROCKSDB_CALL_ENTRIES == 0 and n < len(final):
+                        # data only (the offset and count go with the last batch): a crash in between replays
+                        # from the old offset, which writes the same final values again
+                        db.write(wb, self._write_opts)
+                        wb = WriteBatch(raw_mode=True)
             new_flushed = max(self._flushed_offset, end_offset)
             created, removed = int(np.count_nonzero(cts == _INSERT)), int(np.count_nonzero(cts == _DELETE))
             new_count = self._row_count + created - removed
@@ -387,10 +412,10 @@ class KvTablet:
 
     # ------------------------------------------------------------------ reads (committed state)
     def lookup(self, keys: Sequence[bytes]) -> list[bytes | None]:
-        """The committed values of encoded primary keys (one batched multi-get; None = absent)."""
+        """The committed values of encoded primary keys (batched multi-gets; None = absent)."""
         if not keys:
             return []
-        return self.db.get(list(keys))
+        return _multi_get(self.db, list(keys))
 
     def lookup_rows(self, keys: Sequence[bytes]) -> pa.RecordBatch:
         """The committed rows of the keys, one row per key in order; an absent key gives an all-null row
@@ -504,7 +529,7 @@ class KvTablet:
             else:
                 current[k] = entry[1]
         if missing:
-            current.update(zip(missing, db.get(missing), strict=True))
+            current.update(zip(missing, _multi_get(db, missing), strict=True))
         return current
 
     def _build_changelog(
@@ -638,6 +663,16 @@ def _key_count_deltas(change_types: np.ndarray, offsets: list[int], log_offset: 
         return []
     cts = change_types[np.asarray(offsets, dtype=np.int64) - log_offset]
     return ((cts == _INSERT).astype(np.int8) - (cts == _DELETE).astype(np.int8)).tolist()
+
+
+def _multi_get(db: Rdict, keys: list[bytes]) -> list[bytes | None]:
+    """``db.get(keys)`` in calls of at most :data:`ROCKSDB_CALL_ENTRIES` keys."""
+    if len(keys) <= ROCKSDB_CALL_ENTRIES:
+        return db.get(keys)
+    out: list[bytes | None] = []
+    for start in range(0, len(keys), ROCKSDB_CALL_ENTRIES):
+        out.extend(db.get(keys[start:start + ROCKSDB_CALL_ENTRIES]))
+    return out
 
 
 def _count_keys(db: Rdict) -> int:

@@ -6,6 +6,11 @@ batch carrying the writer id and sequence, and drop the staged values again if t
 reach RocksDB only when the high watermark passes their log offset (``flush``), so lookups and KV snapshots
 never show a change that could still be lost.
 
+Flushes run on the tablet server's KV executor, never on its event loop: the replica asks for one
+(``request_flush``, from the high-watermark path) and at most one flush per bucket is queued at a time, catching up
+to the latest high watermark it was asked for; ``on_flushed`` tells the server when values became visible (acks of
+PutKv wait for that, so a client reads its own acknowledged writes).
+
 Recovery when a replica becomes leader: the local RocksDB if this server kept one that the log still covers,
 else the latest KV snapshot recorded by the coordinator, else nothing; then the changelog is replayed from
 the state's offset to the log end.
@@ -15,7 +20,9 @@ from __future__ import annotations
 
 import logging
 import shutil
+import threading
 from collections.abc import Callable
+from concurrent.futures import Executor
 from pathlib import Path
 
 import numpy as np
@@ -44,11 +51,17 @@ REPLAY_CHUNK_BYTES = 8 << 20
 class KvReplica:
     """Owned by a leader ``Replica`` of a primary-key table; closed when it stops leading."""
 
-    def __init__(self, replica, remote_dir: str | None) -> None:
+    def __init__(self, replica, remote_dir: str | None, executor: Executor | None = None,
+                 on_flushed: Callable[[], None] | None = None) -> None:
         self.replica = replica
         self.remote_dir = remote_dir
         self.kv: KvTablet | None = None
         self.last_snapshot_offset = -1
+        self.executor = executor  # None: flush in the calling thread (tools and tests)
+        self.on_flushed = on_flushed  # called from the executor after values became visible
+        self._flush_lock = threading.Lock()
+        self._flush_target = -1
+        self._flush_queued = False
 
     @property
     def local_dir(self) -> Path:
@@ -153,6 +166,43 @@ class KvReplica:
             first = last = log_.log_end_offset - 1
         return AppendInfo(first, last, count, commit_timestamp)
 
+    def request_flush(self, high_watermark: int) -> None:
+        """Has every change below ``high_watermark`` made visible on the KV executor; returns at once. Requests
+        coalesce: while a flush is queued or running, a later one only raises its target."""
+        kv = self.kv
+        if kv is None or not kv.has_staged_below(high_watermark):
+            return
+        if self.executor is None:
+            self.flush(high_watermark)
+            return
+        with self._flush_lock:
+            self._flush_target = max(self._flush_target, high_watermark)
+            if self._flush_queued:
+                return
+            self._flush_queued = True
+        try:
+            self.executor.submit(self._flush_queued_target)
+        except RuntimeError:  # the executor is shut down: the server is stopping
+            with self._flush_lock:
+                self._flush_queued = False
+
+    def _flush_queued_target(self) -> None:
+        while True:
+            with self._flush_lock:
+                target = self._flush_target
+            self.flush(target)
+            with self._flush_lock:
+                if self._flush_target == target:
+                    self._flush_queued = False
+                    break
+        if self.on_flushed is not None:
+            self.on_flushed()
+
+    @property
+    def visible_offset(self) -> int:
+        """Changes below this log offset are visible to lookups and scans (-1 before the state is open)."""
+        return self.kv.flushed_offset if self.kv is not None else -1
+
     def flush(self, high_watermark: int) -> None:
         """Makes every change below the high watermark visible (level-triggered: a missed call is caught up)."""
         kv = self.kv
@@ -161,7 +211,8 @@ class KvReplica:
         try:
             kv.flush_up_to(high_watermark)
         except Exception:  # noqa: BLE001 - retried at the next high-watermark check
-            log.exception("flushing the KV state of %s up to %d failed", self.replica.bucket, high_watermark)
+            if self.kv is not None:  # not a flush racing the close of the state
+                log.exception("flushing the KV state of %s up to %d failed", self.replica.bucket, high_watermark)
 
     def _kv(self) -> KvTablet:
         if self.kv is None:

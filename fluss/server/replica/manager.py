@@ -1,8 +1,11 @@
 """ReplicaManager: every bucket replica a tablet server hosts, and the produce / fetch / list-offsets paths.
 
 Leadership comes from the coordinator (``apply_leader_and_isr``, fenced by coordinator epoch and leader
-epoch). Disk work runs in worker threads. Fetches long-poll: a fetch that finds fewer than ``min_bytes``
-waits (up to ``max_wait_ms``) for new data instead of being polled by the client.
+epoch). Disk work runs in worker threads, never on the event loop: log work in asyncio's default pool, RocksDB work
+(PutKv's merge, flushes after the high watermark, lookups of more than a few keys, scans) on the server's own KV
+executor (``kv_executor``, ``KV_THREADS`` threads), so a large KV flush delays neither other RPCs nor log I/O.
+Fetches long-poll: a fetch that finds fewer than ``min_bytes`` waits (up to ``max_wait_ms``) for new data instead
+of being polled by the client.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ import asyncio
 import logging
 import re
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,6 +33,7 @@ log = logging.getLogger(__name__)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-$=]")
 SEQUENCE_GAP_WAIT_S = 2.0  # how long a produce request waits for the same writer's earlier batches
+KV_THREADS = 4  # threads of the KV executor (RocksDB work of every primary-key bucket this server leads)
 
 
 @dataclass
@@ -57,6 +62,22 @@ class ReplicaManager:
         self.remote_data_dir = ""  # set by the tablet server (remote.data.dir): KV snapshots go below it
         self.kv_snapshot_of = None  # set by the tablet server: async (TableBucket) -> SnapshotHandle | None
         self._kv_locks: dict[TableBucket, asyncio.Lock] = {}
+        self.kv_executor = ThreadPoolExecutor(max_workers=KV_THREADS, thread_name_prefix="kv")
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def _on_kv(self, fn, *args):
+        """Runs RocksDB work on the KV executor."""
+        return await asyncio.get_running_loop().run_in_executor(self.kv_executor, fn, *args)
+
+    def _kv_flushed_threadsafe(self) -> None:
+        """A KV flush finished (on the KV executor): wake the PutKv acknowledgements waiting for it."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self._notify_data()))
+        except RuntimeError:  # the loop closed meanwhile: the server is stopping
+            pass
 
     # ------------------------------------------------------------ leadership
 
@@ -115,6 +136,9 @@ class ReplicaManager:
                 await self._open_kv(replica)
             await self._notify_data()
         else:
+            kv, replica.kv = replica.kv, None  # a follower has no KV state: closed on the KV executor
+            if kv is not None:
+                await self._on_kv(kv.close)
             new_term = replica.make_follower(b.leader, b.leader_epoch, b.bucket_epoch, list(b.replicas), list(b.isr))
             if self.followers and (new_term or not self.followers.is_following(tb)):
                 self.followers.add(tb, b.leader)
@@ -127,12 +151,13 @@ class ReplicaManager:
         return f"{self.remote_data_dir.rstrip('/')}/kv/{local.as_posix()}"
 
     async def _open_kv(self, replica: Replica) -> None:
+        self._loop = asyncio.get_running_loop()
         handle = await self.kv_snapshot_of(replica.bucket) if self.kv_snapshot_of else None
-        kv = KvReplica(replica, self.kv_remote_dir(replica.bucket))
+        kv = KvReplica(replica, self.kv_remote_dir(replica.bucket), self.kv_executor, self._kv_flushed_threadsafe)
         await asyncio.to_thread(kv.open, lambda: handle)
         if replica.is_leader:
             replica.kv = kv
-            kv.flush(replica.log.high_watermark)
+            kv.request_flush(replica.log.high_watermark)
         else:
             kv.close()
 
@@ -231,7 +256,7 @@ class ReplicaManager:
         targets = list(request.target_columns) or None
         lock = self._kv_locks.setdefault(tb, asyncio.Lock())
         async with lock:
-            info = await asyncio.to_thread(kv.put, bucket.records, targets, int(time.time() * 1000))
+            info = await self._on_kv(kv.put, bucket.records, targets, int(time.time() * 1000))
         replica.maybe_advance_high_watermark()
         await self._notify_data()
         return replica, info
@@ -286,12 +311,12 @@ class ReplicaManager:
         if not prefix and sum(len(keys) for _, keys in entries) <= inline_keys:
             run()
         elif by_bucket:
-            await asyncio.to_thread(run)
+            await self._on_kv(run)
         return out
 
     async def scan_kv(self, tb: TableBucket, limit: int | None) -> tuple[bytes, int]:
         kv = self._kv_or_raise(tb)
-        rows, offset = await asyncio.to_thread(kv.scan, limit)
+        rows, offset = await self._on_kv(kv.scan, limit)
         return (kv.encode_rows(rows) if rows.num_rows else b""), offset
 
     async def snapshot_kv(self, retain: int, commit) -> int:
@@ -324,6 +349,25 @@ class ReplicaManager:
                 if remaining <= 0:
                     raise FlussError(f"Timed out waiting for the in-sync replicas {replica.isr} of {replica.bucket} "
                                      f"to replicate offset {offset}", ErrorCode.REQUEST_TIME_OUT)
+                try:
+                    await asyncio.wait_for(self._data_arrived.wait(), min(remaining, 0.5))
+                except TimeoutError:
+                    pass
+
+    async def wait_for_kv_visible(self, replica: Replica, offset: int, timeout_s: float) -> None:
+        """Waits until the changes of a PutKv up to ``offset`` are visible to lookups, once the high watermark
+        covers them (the flush runs on the KV executor); returns at once while the high watermark does not."""
+        deadline = time.monotonic() + timeout_s
+        async with self._data_arrived:
+            while True:
+                kv = replica.kv
+                if kv is None or replica.log.high_watermark <= offset or kv.visible_offset > offset:
+                    return
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    raise FlussError(f"Timed out waiting for offset {offset} of {replica.bucket} to reach the KV "
+                                     "store", ErrorCode.REQUEST_TIME_OUT)
+                kv.request_flush(replica.log.high_watermark)
                 try:
                     await asyncio.wait_for(self._data_arrived.wait(), min(remaining, 0.5))
                 except TimeoutError:
@@ -490,3 +534,4 @@ class ReplicaManager:
             except Exception:  # noqa: BLE001
                 log.exception("error closing %s", replica.bucket)
         self.replicas.clear()
+        self.kv_executor.shutdown(wait=True, cancel_futures=True)

@@ -140,7 +140,7 @@ class Replica:
         if moved:
             self.log.update_high_watermark(new_hw)
         if self.kv is not None:
-            self.kv.flush(self.log.high_watermark)
+            self.kv.request_flush(self.log.high_watermark)  # on the KV executor: never blocks the caller
         return moved
 
     def propose_isr(self, max_lag_ms: int) -> list[int] | None:

@@ -55,8 +55,13 @@ class TabletServicer(rpc.TabletServiceServicer):
                                  ErrorCode.RECORD_TOO_LARGE_EXCEPTION)
             replica, info = await write(request, bucket)
             res.base_offset = info.first_offset
+            timeout_s = (request.timeout_ms or 30_000) / 1000
             if request.acks == ACKS_ALL and info.last_offset >= 0:
-                await self.m.wait_for_high_watermark(replica, info.last_offset, (request.timeout_ms or 30_000) / 1000)
+                await self.m.wait_for_high_watermark(replica, info.last_offset, timeout_s)
+            if write == self.m.put_kv and request.acks != 0 and info.last_offset >= 0:
+                # what the high watermark covers reaches the KV store on the KV executor: acknowledge it once
+                # lookups can see it (read-your-writes)
+                await self.m.wait_for_kv_visible(replica, info.last_offset, timeout_s)
         except Exception as e:  # noqa: BLE001
             res.error.CopyFrom(error_info(e))
         return res
