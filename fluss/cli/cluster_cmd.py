@@ -156,13 +156,13 @@ def _registered_tablet_servers(bootstrap: str) -> set[int] | None:
     """Ids of the tablet servers registered with the active coordinator, or None if none answers."""
     import grpc
 
-    from fluss.rpc.channels import CHANNEL_OPTIONS
+    from fluss.rpc.channels import GRPC_CHANNEL_OPTIONS
     from fluss.rpc.gen import fluss_api_pb2 as pb
     from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 
     for address in bootstrap.split(","):
         try:
-            with grpc.insecure_channel(address, options=CHANNEL_OPTIONS) as ch:
+            with grpc.insecure_channel(address, options=GRPC_CHANNEL_OPTIONS) as ch:
                 resp = rpc.AdminServiceStub(ch).GetServerNodes(pb.GetServerNodesRequest(), timeout=3)
         except grpc.RpcError:
             continue

@@ -39,12 +39,13 @@ async def test_writer_on_a_dropped_table_gets_table_not_exist(conn, admin, datab
     await writer.flush()
     await admin.drop_table(path)
     handle = writer.append({"id": 2, "v": "b"})
-    await writer.flush()
-    error = await _fails_with(handle.wait(), ErrorCode.TABLE_NOT_EXIST, 15)
+    error = await _fails_with(writer.flush(), ErrorCode.TABLE_NOT_EXIST, 15)  # flush reports the failed write
+    assert str(path) in error.message and "dropped" in error.message
+    error = await _fails_with(handle.wait(), ErrorCode.TABLE_NOT_EXIST, 1)
     assert str(path) in error.message and "dropped" in error.message
     late = writer.append({"id": 3, "v": "c"})  # the writer stays failed, at once
-    await writer.flush()
-    await _fails_with(late.wait(), ErrorCode.TABLE_NOT_EXIST, 5)
+    await _fails_with(writer.flush(), ErrorCode.TABLE_NOT_EXIST, 5)
+    await _fails_with(late.wait(), ErrorCode.TABLE_NOT_EXIST, 1)
 
 
 async def test_writers_lookups_and_scans_of_a_dropped_and_recreated_table_get_table_not_exist(conn, admin, database):
@@ -63,8 +64,9 @@ async def test_writers_lookups_and_scans_of_a_dropped_and_recreated_table_get_ta
     await admin.create_table(path, TableDescriptor(Schema(PK, primary_keys=["id"]), bucket_count=2))
 
     handle = upsert.upsert({"id": 2, "v": "to the old table"})
-    await upsert.flush()
-    error = await _fails_with(handle.wait(), ErrorCode.TABLE_NOT_EXIST, 15)
+    error = await _fails_with(upsert.flush(), ErrorCode.TABLE_NOT_EXIST, 15)
+    assert "re-created" in error.message
+    error = await _fails_with(handle.wait(), ErrorCode.TABLE_NOT_EXIST, 1)
     assert "re-created" in error.message
     error = await _fails_with(lookuper.lookup({"id": 1}), ErrorCode.TABLE_NOT_EXIST, 15)
     assert "re-created" in error.message

@@ -259,10 +259,13 @@ async def test_resent_batches_are_written_once(ha_cluster, hconn):
 
 
 async def test_stale_coordinator_epoch_is_rejected(ha_cluster, hconn):
+    await _create(hconn, "epoch_known")  # every tablet server has heard from the active coordinator (epoch >= 1)
     node = next(n for n in await hconn.get_admin().get_server_nodes() if n.server_type == "TabletServer")
-    resp = await hconn.run(hconn.cluster.tablet_call(node.address, "NotifyLeaderAndIsr",
-                                                     pb.NotifyLeaderAndIsrRequest(coordinator_epoch=0)))
-    assert resp.error.code == ErrorCode.INVALID_COORDINATOR_EXCEPTION
+    with pytest.raises(FlussError) as e:
+        await hconn.run(hconn.cluster.tablet_call(node.address, "NotifyLeaderAndIsr",
+                                                  pb.NotifyLeaderAndIsrRequest(coordinator_epoch=0)))
+    assert e.value.error_code == ErrorCode.INVALID_COORDINATOR_EXCEPTION
+    assert "stale coordinator" in e.value.message
 
 
 async def test_coordinator_failover_keeps_data_flowing(ha_cluster, hconn):
