@@ -3,15 +3,16 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
-APT_STAMP := /usr/share/java/zookeeper.jar
+# Debian packages: ZooKeeper for the servers, tmux for the interactive shell's tests.
+APT_PACKAGES := zookeeper tmux
 
-.PHONY: setup demo test bench bench-full lint proto options clean sql-client-jars
+.PHONY: apt-packages setup demo test bench bench-full lint proto options clean sql-client-jars
 
-setup: $(STAMP)
+setup: apt-packages $(STAMP)
 
-$(APT_STAMP):
-	apt-get update -qq
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zookeeper
+apt-packages:
+	@dpkg -s $(APT_PACKAGES) >/dev/null 2>&1 || (apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES))
 
 # The Flink connector jar (Maven; rebuilt only when its sources or the shared .proto change).
 CONNECTOR_JAR := connector/target/fluss-connector.jar
@@ -19,11 +20,11 @@ $(CONNECTOR_JAR): connector/pom.xml $(shell find connector/src -type f 2>/dev/nu
 	command -v mvn >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq maven openjdk-17-jdk-headless)
 	cd connector && mvn -q -B -Dstyle.color=never -DskipTests package
 
-$(STAMP): $(APT_STAMP) requirements.lock pyproject.toml | $(CONNECTOR_JAR)
+$(STAMP): requirements.lock pyproject.toml | apt-packages $(CONNECTOR_JAR)
 	test -x $(PY) || python3.11 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -r requirements.lock
-	$(PY) -m pip install -q --no-deps -e .
+	PYTHONWARNINGS=ignore $(PY) -m pip install -q --no-deps -e .  # no setuptools banner about editable installs
 	$(MAKE) -s sql-client-jars
 	touch $(STAMP)
 

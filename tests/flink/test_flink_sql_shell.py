@@ -15,13 +15,13 @@ import pytest
 
 import fluss
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux")
-
 
 class Terminal:
     """One tmux session on a private server socket, running a command."""
 
     def __init__(self, command: list[str], env: dict[str, str]) -> None:
+        if shutil.which("tmux") is None:
+            pytest.fail("tmux is not installed: `make setup` installs it (Debian package tmux)")
         self.socket = f"fluss-test-{uuid.uuid4().hex[:8]}"
         settings = [arg for k, v in env.items() for arg in ("-e", f"{k}={v}")]
         self._tmux("new-session", "-d", "-s", "t", "-x", "220", "-y", "60", *settings, *command)
