@@ -328,6 +328,7 @@ class ServerNode:
     host: str
     port: int
     server_type: str
+    metrics_port: int = 0  # the Prometheus endpoint on ``host`` (0: the server exports no metrics)
 
     @property
     def uid(self) -> str:
@@ -338,11 +339,12 @@ class ServerNode:
         return f"{self.host}:{self.port}"
 
     def to_pb(self) -> pb.ServerNodePb:
-        return pb.ServerNodePb(id=self.id, host=self.host, port=self.port, server_type=self.server_type)
+        return pb.ServerNodePb(id=self.id, host=self.host, port=self.port, server_type=self.server_type,
+                               metrics_port=self.metrics_port)
 
     @classmethod
     def from_pb(cls, msg: pb.ServerNodePb) -> ServerNode:
-        return cls(msg.id, msg.host, msg.port, msg.server_type)
+        return cls(msg.id, msg.host, msg.port, msg.server_type, msg.metrics_port)
 
 
 class TableBucket:

@@ -28,11 +28,12 @@ def _run_server(args: argparse.Namespace) -> int:
     import logging
 
     from fluss.server.config import ServerConfig
+    from fluss.server.logging_setup import configure as configure_logging
     from fluss.server.parent_watch import watch_from_environment
 
-    quiet_logging(logging.INFO)
-    watch_from_environment()
     config = ServerConfig.load(args.config, parse_overrides(args.define))
+    configure_logging(config.process_name(args.command), config.as_dict())
+    watch_from_environment()
     log = logging.getLogger(f"fluss.server.{args.command}")
     try:
         config.check(log.warning)

@@ -266,9 +266,14 @@ class ApiStats:
 
 @dataclass
 class RequestStats:
-    """Per-API counters of one server (every listener), read by the metrics reporter."""
+    """Per-API counters of one server (every listener), read by the metrics reporter.
+
+    ``variants`` splits an API's counts by request: it maps an API name to a function of the request returning
+    the name to count it under (``FetchLog`` -> ``FetchLogClient`` / ``FetchLogFollower``, as Fluss reports them).
+    """
 
     apis: dict[str, ApiStats] = field(default_factory=dict)
+    variants: dict[str, Callable[[object], str]] = field(default_factory=dict)
 
     def of(self, api: str) -> ApiStats:
         stats = self.apis.get(api)
@@ -289,7 +294,10 @@ class RequestMetrics(UnaryInterceptor):
         self.stats = stats
 
     def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-        stats = self.stats.of(api_name(method))
+        api = api_name(method)
+        variant = self.stats.variants.get(api)
+        fixed = self.stats.of(api) if variant is None else None
+        of = self.stats.of
         inner = handler.unary_unary
 
         async def behavior(request, context):
@@ -300,6 +308,7 @@ class RequestMetrics(UnaryInterceptor):
                 failed = _error_code(response) != ErrorCode.NONE
                 return response
             finally:
+                stats = fixed if fixed is not None else of(variant(request))
                 stats.record((time.perf_counter() - start) * 1000, failed)
 
         return _wrap_unary(handler, behavior)

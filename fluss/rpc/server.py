@@ -78,14 +78,15 @@ class RpcServer:
 
 
 class RpcServerBuilder:
-    def __init__(self, listeners: list[Listener], options: list[tuple[str, object]] | None = None) -> None:
+    def __init__(self, listeners: list[Listener], options: list[tuple[str, object]] | None = None,
+                 stats: RequestStats | None = None) -> None:
         if not listeners:
             raise FlussError("A server needs at least one listener", ErrorCode.INVALID_CONFIG_EXCEPTION)
         self._listeners = list(listeners)
         self._options = list(GRPC_SERVER_OPTIONS if options is None else options)
         self._services: list[tuple[ServiceAdder, object]] = []
         self._interceptors: list[InterceptorFactory] = []
-        self._stats = RequestStats()
+        self._stats = stats or RequestStats()
 
     def add_service(self, add_to_server: ServiceAdder, servicer: object) -> RpcServerBuilder:
         """``add_to_server`` is a generated ``add_XServiceServicer_to_server``."""

@@ -6,6 +6,10 @@ separate processes on loopback ports), for the CLI (``fluss cluster start``), te
 
 Processes are started by this object and stopped by it; ``kill_*`` sends SIGKILL to the PID it started.
 The cluster's state (ports, pids) is written to ``DIR/cluster.json`` so ``fluss cluster status|stop`` work.
+
+With ``metrics=True`` (or ``metrics.reporters: prometheus`` in ``server_config``) every server exports Prometheus
+metrics on its own free port (``metrics.reporter.prometheus.port``); :meth:`LocalCluster.metrics_endpoints` lists
+them (also in ``cluster.json``). Each server logs to ``DIR/logs/<name>.log`` (``fluss cluster logs`` reads them).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ class _Proc:
     port: int
     process: subprocess.Popen | None = None
     pid: int | None = None
+    metrics_port: int | None = None
 
     def alive(self) -> bool:
         if self.process is not None:
@@ -56,6 +61,7 @@ class LocalCluster:
     server_config: dict[str, str] = field(default_factory=dict)
     zookeeper_session_timeout: str = "3s"
     stop_with_owner: bool = True  # processes stop when this Python process dies (False for `fluss cluster start`)
+    metrics: bool = False  # every server exports Prometheus metrics on a free port of its own
 
     def __post_init__(self) -> None:
         self._own_dir = self.directory is None
@@ -118,6 +124,21 @@ class LocalCluster:
     @property
     def bootstrap_servers(self) -> str:
         return ",".join(f"127.0.0.1:{c.port}" for c in self._coordinators)
+
+    @property
+    def metrics_enabled(self) -> bool:
+        reporters = str(self.server_config.get("metrics.reporters", "")).lower()
+        return self.metrics or "prometheus" in reporters
+
+    def metrics_endpoints(self) -> dict[str, str]:
+        """``host:port`` of every server's Prometheus endpoint by process name (``coordinator-0``,
+        ``tablet-server-1``), running or not; empty when metrics are off."""
+        procs = [*self._coordinators, *(self._tablets[s] for s in sorted(self._tablets))]
+        return {p.name: f"127.0.0.1:{p.metrics_port}" for p in procs if p.metrics_port}
+
+    @property
+    def logs_dir(self) -> Path:
+        return self.dir / "logs"
 
     @property
     def zookeeper_address(self) -> str:
@@ -237,18 +258,30 @@ class LocalCluster:
             **self.server_config,
         }
 
+    def _metrics_config(self) -> tuple[dict[str, str], int | None]:
+        """The metric options of one server, and its Prometheus port (a free one of its own)."""
+        if not self.metrics_enabled:
+            return {}, None
+        port = free_port()
+        reporters = self.server_config.get("metrics.reporters") or "prometheus"
+        return {"metrics.reporters": reporters, "metrics.reporter.prometheus.port": str(port)}, port
+
     def _coordinator_proc(self, index: int, port: int) -> _Proc:
-        cfg = {**self._base_config(), "coordinator.id": str(index), "bind.listeners": f"FLUSS://127.0.0.1:{port}"}
+        metrics, metrics_port = self._metrics_config()
+        cfg = {**self._base_config(), **metrics, "coordinator.id": str(index),
+               "bind.listeners": f"FLUSS://127.0.0.1:{port}"}
         path = self.dir / f"coordinator-{index}.yaml"
         path.write_text(yaml.safe_dump(cfg))
-        return _Proc(f"coordinator-{index}", path, port)
+        return _Proc(f"coordinator-{index}", path, port, metrics_port=metrics_port)
 
     def _tablet_proc(self, sid: int, port: int) -> _Proc:
-        cfg = {**self._base_config(), "tablet-server.id": str(sid), "bind.listeners": f"FLUSS://127.0.0.1:{port}",
+        metrics, metrics_port = self._metrics_config()
+        cfg = {**self._base_config(), **metrics, "tablet-server.id": str(sid),
+               "bind.listeners": f"FLUSS://127.0.0.1:{port}",
                "data.dir": str(self.dir / f"tablet-server-{sid}" / "data")}
         path = self.dir / f"tablet-server-{sid}.yaml"
         path.write_text(yaml.safe_dump(cfg))
-        return _Proc(f"tablet-server-{sid}", path, port)
+        return _Proc(f"tablet-server-{sid}", path, port, metrics_port=metrics_port)
 
     def _log_path(self, p: _Proc) -> Path:
         return self.dir / "logs" / f"{p.name}.log"
@@ -273,8 +306,10 @@ class LocalCluster:
         state = {
             "zookeeper": {"port": self.zookeeper.port if self.zookeeper else None,
                           "pid": self.zookeeper.process.pid if self.zookeeper and self.zookeeper.process else None},
-            "coordinators": [{"name": c.name, "port": c.port, "pid": c.pid} for c in self._coordinators],
-            "tablet_servers": [{"id": s, "port": t.port, "pid": t.pid} for s, t in self._tablets.items()],
+            "coordinators": [{"name": c.name, "port": c.port, "pid": c.pid, "metrics_port": c.metrics_port}
+                             for c in self._coordinators],
+            "tablet_servers": [{"id": s, "port": t.port, "pid": t.pid, "metrics_port": t.metrics_port}
+                               for s, t in self._tablets.items()],
             "bootstrap_servers": self.bootstrap_servers,
             "logs": str(self.dir / "logs"),
             "server_config": dict(self.server_config),

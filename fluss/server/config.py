@@ -46,6 +46,12 @@ REMOTE_LOG_TASK_INTERVAL = "remote.log.task-interval-duration"
 AUTO_PARTITION_CHECK_INTERVAL = "auto-partition.check.interval"
 DATALAKE_FORMAT = "datalake.format"
 INTERNAL_LISTENER_NAME = "internal.listener.name"
+METRICS_REPORTERS = "metrics.reporters"
+METRICS_PROMETHEUS_PORT = "metrics.reporter.prometheus.port"
+METRICS_METER_WINDOW = "metrics.meter.window"
+METRICS_BUCKET_LEVEL_MAX_BUCKETS = "metrics.bucket-level.max-buckets"
+LOG_LEVEL = "log.level"
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 
 _S, _I, _B, _DUR, _MEM = OptionType.STRING, OptionType.INT, OptionType.BOOLEAN, OptionType.DURATION, \
     OptionType.MEMORY_SIZE
@@ -56,7 +62,6 @@ def _later(key: str, kind: OptionType, default: str | None, description: str, pl
 
 
 SECURITY = "security (issue #17)"
-METRICS = "metrics (issue #18)"
 
 #: Every server option this project knows (Fluss's keys), with its default.
 SERVER_OPTIONS = OptionRegistry("server option", [
@@ -94,8 +99,16 @@ SERVER_OPTIONS = OptionRegistry("server option", [
            "remote log storage (issue #15)"),
     _later(AUTO_PARTITION_CHECK_INTERVAL, _DUR, "10min", "How often automatic partitions are created and dropped.",
            "auto-partitioning (issue #16)"),
-    _later("metrics.reporters", _S, None, "Metric reporters (prometheus).", METRICS),
-    _later("metrics.reporter.prometheus.port", _S, "9249", "Port (or range) of the Prometheus endpoint.", METRICS),
+    Option(METRICS_REPORTERS, _S, None, "Metric reporters to start (prometheus); unset: metrics are kept but not "
+           "exported."),
+    Option(METRICS_PROMETHEUS_PORT, _S, "9249", "Port, or range like 9250-9260, of the Prometheus endpoint (the "
+           "first free one is used, so several servers can share a host)."),
+    Option(METRICS_METER_WINDOW, _DUR, "60s", "Window over which a ...PerSecond metric is averaged.", min=1),
+    Option(METRICS_BUCKET_LEVEL_MAX_BUCKETS, _I, "2000", "Replicas of a tablet server that get bucket-level "
+           "series (the rest are in the server and table sums only).", min=0),
+    Option(LOG_LEVEL, OptionType.ENUM, "INFO", "Level of the server's log (root logger).", values=LOG_LEVELS),
+    Option(LOG_LEVEL + ".*", OptionType.ENUM, None, "Level of one component's log, e.g. log.level.fluss.rpc: "
+           "DEBUG (a logger name; fluss.server.replica covers everything below it).", values=LOG_LEVELS),
     _later("security.protocol.map", _S, None, "Listener to security protocol (PLAINTEXT | SASL).", SECURITY),
     _later("security.sasl.enabled.mechanisms", _S, "PLAIN", "SASL mechanisms the servers accept.", SECURITY),
     _later("authorizer.enabled", _B, "false", "Check ACLs on every request.", SECURITY),
@@ -182,6 +195,12 @@ class ServerConfig:
 
     def as_dict(self) -> dict[str, str]:
         return {**DEFAULTS, **self._values}
+
+    def process_name(self, kind: str) -> str:
+        """``coordinator-<coordinator.id>`` or ``tablet-server-<tablet-server.id>`` (log lines and metrics)."""
+        if kind == "coordinator":
+            return f"coordinator-{self.get(COORDINATOR_ID) or 0}"
+        return f"tablet-server-{self.get(TABLET_SERVER_ID) or '?'}"
 
     def bind_listeners(self) -> list[Listener]:
         """Every listener of ``bind.listeners`` (the server binds each)."""

@@ -45,6 +45,7 @@ class CoordinatorContext:
     partitions: dict[int, PartitionEntry] = field(default_factory=dict)  # by partition id
     assignments: dict[tuple[int, int], Assignment] = field(default_factory=dict)  # (table_id, partition_id)
     leaders: dict[TableBucket, tuple[LeaderAndIsr, int]] = field(default_factory=dict)  # with znode version
+    lake_snapshots: dict[int, tuple[int, int]] = field(default_factory=dict)  # table id -> (snapshot id, commit ms)
 
     def add_table(self, info: TableInfo) -> None:
         self.tables[info.table_path] = info
@@ -54,6 +55,7 @@ class CoordinatorContext:
         """Forgets a table with its partitions; returns the buckets it had."""
         self.tables.pop(info.table_path, None)
         self.tables_by_id.pop(info.table_id, None)
+        self.lake_snapshots.pop(info.table_id, None)
         for pid in [p for p, e in self.partitions.items() if e.table_id == info.table_id]:
             del self.partitions[pid]
         return self.remove_buckets(lambda tb: tb.table_id == info.table_id)

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from fluss.errors import ErrorCode, FlussError
@@ -70,11 +70,12 @@ class _Event:
     handler: Callable[..., Awaitable[Any]]
     args: tuple
     future: asyncio.Future | None
+    queued_at: float = field(default_factory=time.perf_counter)
 
 
 class CoordinatorEventProcessor:
     def __init__(self, zk: ZooKeeperClient, config: ServerConfig, context: CoordinatorContext,
-                 notifier: TabletNotifier) -> None:
+                 notifier: TabletNotifier, on_event_done: Callable[[str, float, float], None] | None = None) -> None:
         self.zk = zk
         self.config = config
         self.ctx = context
@@ -84,6 +85,7 @@ class CoordinatorEventProcessor:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.shutting_down: set[int] = set()
         self.lake = LakeCatalogProcess(config.as_dict())
+        self.on_event_done = on_event_done  # (event type, ms queued, ms processing): the coordinator's metrics
 
     # ------------------------------------------------------------ lifecycle
 
@@ -113,9 +115,14 @@ class CoordinatorEventProcessor:
         await self._queue.put(_Event(handler, args, fut))
         return await fut
 
+    def queued_events(self) -> list[_Event]:
+        """The events waiting now (read by the metrics from another thread: a copy)."""
+        return list(self._queue._queue)  # noqa: SLF001 - asyncio.Queue keeps them in a deque
+
     async def _run(self) -> None:
         while True:
             event = await self._queue.get()
+            started = time.perf_counter()
             try:
                 result = await event.handler(*event.args)
                 if event.future and not event.future.done():
@@ -125,6 +132,10 @@ class CoordinatorEventProcessor:
                     log.exception("coordinator event %s failed", event.handler.__name__)
                 if event.future and not event.future.done():
                     event.future.set_exception(e)
+            if self.on_event_done is not None:
+                done = time.perf_counter()
+                self.on_event_done(event.handler.__name__.lstrip("_"), (started - event.queued_at) * 1000,
+                                   (done - started) * 1000)
 
     def _on_servers_changed_threadsafe(self, ids: list[int]) -> None:
         loop = self._loop
@@ -152,12 +163,16 @@ class CoordinatorEventProcessor:
                     reg_t, schema_json = got
                     info = table_info_of(TablePath(db, t), reg_t, schema_json)
                     ctx.add_table(info)
+                    if is_lake_enabled(info):
+                        lake = zk.get_lake_snapshot(info.table_id)
+                        if lake is not None:
+                            ctx.lake_snapshots[info.table_id] = (lake.snapshot_id, lake.commit_time)
                     self._load_buckets(info.table_id, -1)
                     for name, preg in zk.list_partitions(db, t).items():
                         ctx.partitions[preg.partition_id] = PartitionEntry(info.table_id, name, preg)
                         self._load_buckets(info.table_id, preg.partition_id)
             for sid, reg in zk.get_tablet_servers().items():
-                ctx.live_servers[sid] = ServerNode(sid, reg.host, reg.port, "TabletServer")
+                ctx.live_servers[sid] = ServerNode(sid, reg.host, reg.port, "TabletServer", reg.metrics_port)
                 ctx.registered_at[sid] = reg.register_time
 
         await self._zk(load)
@@ -375,7 +390,7 @@ class CoordinatorEventProcessor:
         for sid in joined:
             reg = regs[sid]
             self.ctx.registered_at[sid] = reg.register_time
-            await self._on_server_joined(sid, ServerNode(sid, reg.host, reg.port, "TabletServer"))
+            await self._on_server_joined(sid, ServerNode(sid, reg.host, reg.port, "TabletServer", reg.metrics_port))
 
     async def _on_server_lost(self, sid: int) -> None:
         node = self.ctx.live_servers.pop(sid, None)
@@ -503,6 +518,7 @@ class CoordinatorEventProcessor:
         if current is not None and current.snapshot_id >= snapshot.snapshot_id:
             return  # a retried report of a snapshot already recorded (or an older one): nothing to do
         await self._zk(self.zk.set_lake_snapshot, snapshot)
+        self.ctx.lake_snapshots[snapshot.table_id] = (snapshot.snapshot_id, snapshot.commit_time)
 
     async def lake_snapshot(self, table_id: int) -> LakeSnapshotRecord | None:
         return await self._zk(self.zk.get_lake_snapshot, table_id)

@@ -10,6 +10,7 @@ cluster restarts it) rather than risk acting on stale state.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import os
 import signal
@@ -29,6 +30,8 @@ from fluss.server.coordinator.notifier import TabletNotifier
 from fluss.server.coordinator.processor import CoordinatorEventProcessor
 from fluss.server.coordinator.service import AdminServicer, CoordinatorServicer
 from fluss.server.diagnostics import install_dump_on_sigusr1
+from fluss.server.metrics.common import ServerMetrics
+from fluss.server.metrics.coordinator import CoordinatorMetrics
 from fluss.server.zk.client import SessionState, ZooKeeperClient
 from fluss.server.zk.data import CoordinatorRegistration
 
@@ -43,6 +46,8 @@ class CoordinatorServer:
         self.node = ServerNode(self.server_id, host, port, "CoordinatorServer")
         self.zk = ZooKeeperClient(config.require(ZOOKEEPER_ADDRESS), config.get(ZOOKEEPER_PATH_ROOT),
                                   config.get_duration_ms(ZOOKEEPER_SESSION_TIMEOUT) / 1000)
+        self.metrics = ServerMetrics("coordinator", config.as_dict(), self.server_id, config.bind_address()[0])
+        self.coordinator_metrics = CoordinatorMetrics(self.metrics.registry, lambda: self.processor)
         self.processor: CoordinatorEventProcessor | None = None
         self.notifier: TabletNotifier | None = None
         self._grpc: RpcServer | None = None
@@ -56,7 +61,11 @@ class CoordinatorServer:
         install_dump_on_sigusr1(loop)
         await asyncio.to_thread(self.zk.start)
         self.zk.on_session_change(self._on_zk_state)
-        self._grpc = (RpcServerBuilder(self.config.bind_listeners())
+        self.zk.on_session_change(self.metrics.zookeeper_state_changed)
+        metrics_port = self.metrics.start().get("prometheus")
+        if metrics_port:
+            self.node = dataclasses.replace(self.node, metrics_port=metrics_port)
+        self._grpc = (RpcServerBuilder(self.config.bind_listeners(), stats=self.metrics.request_stats)
                       .add_service(rpc.add_AdminServiceServicer_to_server, AdminServicer(self))
                       .add_service(rpc.add_CoordinatorServiceServicer_to_server, CoordinatorServicer(self))
                       .build())
@@ -77,7 +86,8 @@ class CoordinatorServer:
                                 CoordinatorRegistration(self.server_id, self.node.host, self.node.port, epoch))
         ctx = CoordinatorContext(epoch=epoch)
         self.notifier = TabletNotifier(ctx)
-        processor = CoordinatorEventProcessor(self.zk, self.config, ctx, self.notifier)
+        processor = CoordinatorEventProcessor(self.zk, self.config, ctx, self.notifier,
+                                              self.coordinator_metrics.event_done)
         await processor.start()
         self.processor = processor
         log.info("coordinator %d is active with epoch %d", self.server_id, epoch)
@@ -99,4 +109,5 @@ class CoordinatorServer:
             await asyncio.wait_for(asyncio.to_thread(self.zk.close), 5)
         except TimeoutError:
             log.warning("ZooKeeper client did not close in time")
+        self.metrics.close()
         log.info("coordinator %d stopped", self.server_id)

@@ -31,6 +31,7 @@ from __future__ import annotations
 import bisect
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -99,6 +100,7 @@ class LogTablet:
         self._lock = threading.RLock()
         self.epochs = LeaderEpochCache(self.directory)
         self.writers = WriterStateManager()
+        self.flush_listener: Callable[[float], None] | None = None  # gets each flush's duration in ms (metrics)
         self._rebuild_state()
 
     @classmethod
@@ -323,6 +325,7 @@ class LogTablet:
             self._flush()
 
     def _flush(self) -> None:
+        started = time.perf_counter()
         try:
             if self._recovery_point < self.log_end_offset or self._unflushed_records:
                 for segment in self._segments:
@@ -333,6 +336,8 @@ class LogTablet:
         except OSError as e:
             raise FlussError(f"Cannot flush log in {self.directory}: {e}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
         self._write_checkpoint()
+        if self.flush_listener is not None:
+            self.flush_listener((time.perf_counter() - started) * 1000)
 
     def _write_checkpoint(self) -> None:
         values = {HIGH_WATERMARK_KEY: self._high_watermark, RECOVERY_POINT_KEY: self._recovery_point}

@@ -144,7 +144,9 @@ class ReplicaFetcherManager:
                 if b.error.code:
                     continue
                 if b.records:
-                    await asyncio.to_thread(replica.log.append_as_follower, b.records)
+                    records = b.records
+                    await asyncio.to_thread(replica.log.append_as_follower, records)
+                    self.manager.metrics.replication_bytes_in.count += len(records)
                 hw = min(b.high_watermark, replica.log.log_end_offset)
                 if hw > replica.log.high_watermark:
                     replica.log.update_high_watermark(hw)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Executor
 from pathlib import Path
@@ -62,6 +63,7 @@ class KvReplica:
         self._flush_lock = threading.Lock()
         self._flush_target = -1
         self._flush_queued = False
+        self.flush_listener: Callable[[float], None] | None = None  # flush ms (metrics; on the KV executor)
 
     @property
     def local_dir(self) -> Path:
@@ -209,7 +211,10 @@ class KvReplica:
         if kv is None or not kv.has_staged_below(high_watermark):
             return
         try:
+            started = time.perf_counter()
             kv.flush_up_to(high_watermark)
+            if self.flush_listener is not None:
+                self.flush_listener((time.perf_counter() - started) * 1000)
         except Exception:  # noqa: BLE001 - retried at the next high-watermark check
             if self.kv is not None:  # not a flush racing the close of the state
                 log.exception("flushing the KV state of %s up to %d failed", self.replica.bucket, high_watermark)

@@ -26,6 +26,7 @@ from fluss.record.log_batch import HEADER_SIZE, iter_batches, project_batch, rea
 from fluss.rpc.errors import error_info
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.log.tablet import AppendInfo
+from fluss.server.metrics.tablet import TabletServerMetrics
 from fluss.server.replica.kv_replica import KvReplica
 from fluss.server.replica.replica import Replica
 
@@ -46,7 +47,7 @@ class BucketFetch:
 
 class ReplicaManager:
     def __init__(self, server_id: int, data_dir: Path, segment_bytes: int, index_interval_bytes: int,
-                 min_isr: int = 1, max_lag_ms: int = 30_000) -> None:
+                 min_isr: int = 1, max_lag_ms: int = 30_000, metrics: TabletServerMetrics | None = None) -> None:
         self.server_id = server_id
         self.min_isr = min_isr
         self.max_lag_ms = max_lag_ms
@@ -64,6 +65,8 @@ class ReplicaManager:
         self._kv_locks: dict[TableBucket, asyncio.Lock] = {}
         self.kv_executor = ThreadPoolExecutor(max_workers=KV_THREADS, thread_name_prefix="kv")
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.metrics = metrics or TabletServerMetrics()
+        self.metrics.attach(self)
 
     async def _on_kv(self, fn, *args):
         """Runs RocksDB work on the KV executor."""
@@ -124,6 +127,7 @@ class ReplicaManager:
             directory = self.bucket_dir(tb)
             replica = await asyncio.to_thread(Replica, tb, info, directory, self.server_id, self.segment_bytes,
                                               self.index_interval_bytes)
+            replica.log.flush_listener = self.metrics.log_flushed
             self.replicas[tb] = replica
         elif b.leader_epoch < replica.leader_epoch:
             raise FlussError(f"Stale leader epoch {b.leader_epoch} for {tb} (current {replica.leader_epoch})",
@@ -154,6 +158,7 @@ class ReplicaManager:
         self._loop = asyncio.get_running_loop()
         handle = await self.kv_snapshot_of(replica.bucket) if self.kv_snapshot_of else None
         kv = KvReplica(replica, self.kv_remote_dir(replica.bucket), self.kv_executor, self._kv_flushed_threadsafe)
+        kv.flush_listener = self.metrics.kv_flushed
         await asyncio.to_thread(kv.open, lambda: handle)
         if replica.is_leader:
             replica.kv = kv
@@ -171,6 +176,8 @@ class ReplicaManager:
             if replica is None:
                 continue
             await asyncio.to_thread(replica.delete if b.delete else replica.close)
+            if not any(r.table.table_id == tb.table_id for r in list(self.replicas.values())):
+                self.metrics.drop_table(replica.table)
 
     def replica_or_raise(self, tb: TableBucket) -> Replica:
         replica = self.replicas.get(tb)
@@ -328,8 +335,11 @@ class ReplicaManager:
                 continue
             lock = self._kv_locks.setdefault(replica.bucket, asyncio.Lock())
             async with lock:  # a checkpoint while a batch is half-applied would be harmless, but keep it simple
+                started = time.perf_counter()
                 handle = await asyncio.to_thread(kv.snapshot_if_changed, retain)
             if handle is not None:
+                self.metrics.kv_snapshot_taken(replica.table, (time.perf_counter() - started) * 1000,
+                                               handle.total_size)
                 await commit(replica, handle)
                 done += 1
         return done
@@ -387,11 +397,15 @@ class ReplicaManager:
             remaining = deadline - time.monotonic()
             if total >= max(1, min_bytes) or remaining <= 0 or any(r.error.code for r in results.values()):
                 return results
-            async with self._data_arrived:
-                try:
-                    await asyncio.wait_for(self._data_arrived.wait(), remaining)
-                except TimeoutError:
-                    pass
+            self.metrics.delayed_fetches += 1
+            try:
+                async with self._data_arrived:
+                    try:
+                        await asyncio.wait_for(self._data_arrived.wait(), remaining)
+                    except TimeoutError:
+                        pass
+            finally:
+                self.metrics.delayed_fetches -= 1
 
     async def _read_all(self, follower_id: int, fetches: list[BucketFetch], max_bytes: int
                         ) -> tuple[dict[TableBucket, pb.FetchBucketResultPb], int]:
@@ -417,9 +431,18 @@ class ReplicaManager:
                 res.log_start_offset = replica.log.log_start_offset
                 budget -= len(records)
                 total += len(records)
+                table_metrics = self.metrics.table(replica.table)
+                table_metrics.fetch.count += 1
+                if records:
+                    table_metrics.read(len(records), follower_id >= 0)
             except FlussError as e:
                 res.error.code = e.error_code
                 res.error.message = e.message
+                info = self.tables.get(f.bucket.table_id)
+                if info is not None:
+                    table_metrics = self.metrics.table(info)
+                    table_metrics.fetch.count += 1
+                    table_metrics.fetch_failed.count += 1
             results[f.bucket] = res
         if hw_moved:
             await self._notify_data()
@@ -511,8 +534,13 @@ class ReplicaManager:
             except Exception as e:  # noqa: BLE001 - try again next round; the coordinator may be failing over
                 log.info("ISR change %s -> %s for %s failed: %s", replica.isr, proposal, replica.bucket, e)
                 replica.pending_isr = None
+                self.metrics.failed_isr_updates.count += 1
                 continue
+            before = list(replica.isr)
             replica.isr_changed(result.leader_epoch, result.bucket_epoch, list(result.isr))
+            if replica.isr != before:
+                log.info("ISR of %s changed from %s to %s", replica.bucket, before, replica.isr)
+                self.metrics.isr_changed(before, replica.isr)
             await self._notify_data()
 
     # ------------------------------------------------------------ housekeeping

@@ -25,6 +25,7 @@ from fluss.server.config import (
     LOG_RETENTION_CHECK_INTERVAL,
     LOG_SEGMENT_FILE_SIZE,
     MAX_REQUEST_SIZE,
+    METRICS_BUCKET_LEVEL_MAX_BUCKETS,
     MIN_ISR,
     REMOTE_DATA_DIR,
     REPLICA_FETCH_WAIT_MAX_TIME,
@@ -36,6 +37,8 @@ from fluss.server.config import (
     ServerConfig,
 )
 from fluss.server.diagnostics import install_dump_on_sigusr1
+from fluss.server.metrics.common import ServerMetrics
+from fluss.server.metrics.tablet import TabletServerMetrics
 from fluss.server.replica.fetcher import ReplicaFetcherManager
 from fluss.server.replica.manager import ReplicaManager
 from fluss.server.tablet.coordinator_channel import CoordinatorChannel
@@ -53,9 +56,12 @@ class TabletServer:
         self.data_dir = Path(config.require(DATA_DIR))
         self.zk = ZooKeeperClient(config.require(ZOOKEEPER_ADDRESS), config.get(ZOOKEEPER_PATH_ROOT),
                                   config.get_duration_ms(ZOOKEEPER_SESSION_TIMEOUT) / 1000)
+        self.metrics = ServerMetrics("tabletserver", config.as_dict(), self.server_id, config.bind_address()[0])
+        self.metrics_port = 0
+        server_metrics = TabletServerMetrics(self.metrics.registry, config.get_int(METRICS_BUCKET_LEVEL_MAX_BUCKETS))
         self.replicas = ReplicaManager(self.server_id, self.data_dir, config.get_bytes(LOG_SEGMENT_FILE_SIZE),
                                        config.get_bytes(LOG_INDEX_INTERVAL_SIZE), config.get_int(MIN_ISR),
-                                       config.get_duration_ms(REPLICA_MAX_LAG_TIME))
+                                       config.get_duration_ms(REPLICA_MAX_LAG_TIME), server_metrics)
         self.coordinator = CoordinatorChannel(self.zk)
         self._grpc: RpcServer | None = None
         self._stopped = asyncio.Event()
@@ -71,16 +77,19 @@ class TabletServer:
         self.data_dir.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(self.zk.start)
         self.zk.on_session_change(self._on_zk_state)
+        self.zk.on_session_change(self.metrics.zookeeper_state_changed)
+        self.metrics_port = self.metrics.start().get("prometheus") or 0
         self.replicas.remote_data_dir = self.config.get(REMOTE_DATA_DIR) or ""
         self.replicas.kv_snapshot_of = self._latest_kv_snapshot
         self.replicas.followers = ReplicaFetcherManager(
             self.replicas, self._address_of, self.config.get_duration_ms(REPLICA_FETCH_WAIT_MAX_TIME))
-        self._grpc = (RpcServerBuilder(self.config.bind_listeners())
+        self._grpc = (RpcServerBuilder(self.config.bind_listeners(), stats=self.metrics.request_stats)
                       .add_service(rpc.add_TabletServiceServicer_to_server,
                                    TabletServicer(self.replicas, self.config.get_bytes(MAX_REQUEST_SIZE)))
                       .build())
         await self._grpc.start()
-        await asyncio.to_thread(self.zk.register_tablet_server, self.server_id, self.host, self.port)
+        await asyncio.to_thread(self.zk.register_tablet_server, self.server_id, self.host, self.port,
+                                metrics_port=self.metrics_port)
         log.info("tablet server %d serving on %s:%d, data in %s", self.server_id, self.host, self.port, self.data_dir)
         self._background.append(asyncio.create_task(self._retention_loop()))
         self._background.append(asyncio.create_task(self._isr_loop()))
@@ -192,7 +201,7 @@ class TabletServer:
 
     def _register_again(self) -> None:
         try:
-            self.zk.register_tablet_server(self.server_id, self.host, self.port)
+            self.zk.register_tablet_server(self.server_id, self.host, self.port, metrics_port=self.metrics_port)
             log.info("tablet server %d registered again", self.server_id)
         except Exception:  # noqa: BLE001 - without a registration this server is useless: stop it
             log.exception("tablet server %d could not register again; exiting", self.server_id)
@@ -212,4 +221,5 @@ class TabletServer:
             await asyncio.wait_for(asyncio.to_thread(self.zk.close), 5)
         except TimeoutError:
             log.warning("ZooKeeper client did not close in time")
+        self.metrics.close()
         log.info("tablet server %d stopped", self.server_id)

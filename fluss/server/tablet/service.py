@@ -11,6 +11,7 @@ from fluss.metadata import TableBucket
 from fluss.rpc.errors import OK, error_info
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
+from fluss.server.metrics.tablet import records_in
 from fluss.server.replica.manager import BucketFetch, ReplicaManager
 
 ACKS_ALL = -1
@@ -28,6 +29,7 @@ class _BucketRecords(NamedTuple):
 class TabletServicer(rpc.TabletServiceServicer):
     def __init__(self, manager: ReplicaManager, max_request_bytes: int) -> None:
         self.m = manager
+        self.metrics = manager.metrics
         self.max_request_bytes = max_request_bytes
 
     async def ProduceLog(self, request, context):
@@ -47,29 +49,58 @@ class TabletServicer(rpc.TabletServiceServicer):
 
     async def _write_bucket(self, request, b, write) -> pb.ProduceBucketResultPb:
         res = pb.ProduceBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK)
+        kv = write == self.m.put_kv
+        info = self.m.tables.get(request.table_id)
+        table_metrics = self.metrics.table(info) if info is not None else None
         try:
             bucket = _BucketRecords(b.partition_id, b.bucket_id, b.records)
             if len(bucket.records) > self.max_request_bytes:
                 raise FlussError(f"Records for bucket {b.bucket_id} are {len(bucket.records)} bytes, more than the "
                                  f"server's maximum request size {self.max_request_bytes}",
                                  ErrorCode.RECORD_TOO_LARGE_EXCEPTION)
-            replica, info = await write(request, bucket)
-            res.base_offset = info.first_offset
+            replica, appended = await write(request, bucket)
+            if table_metrics is not None:  # PutKv counts the rows sent; ProduceLog the records appended
+                table_metrics.written(records_in(bucket.records) if kv else appended.record_count,
+                                      len(bucket.records))
+            res.base_offset = appended.first_offset
             timeout_s = (request.timeout_ms or 30_000) / 1000
-            if request.acks == ACKS_ALL and info.last_offset >= 0:
-                await self.m.wait_for_high_watermark(replica, info.last_offset, timeout_s)
-            if write == self.m.put_kv and request.acks != 0 and info.last_offset >= 0:
+            if request.acks == ACKS_ALL and appended.last_offset >= 0:
+                self.metrics.delayed_writes += 1
+                try:
+                    await self.m.wait_for_high_watermark(replica, appended.last_offset, timeout_s)
+                finally:
+                    self.metrics.delayed_writes -= 1
+            if kv and request.acks != 0 and appended.last_offset >= 0:
                 # what the high watermark covers reaches the KV store on the KV executor: acknowledge it once
                 # lookups can see it (read-your-writes)
-                await self.m.wait_for_kv_visible(replica, info.last_offset, timeout_s)
+                await self.m.wait_for_kv_visible(replica, appended.last_offset, timeout_s)
         except Exception as e:  # noqa: BLE001
             res.error.CopyFrom(error_info(e))
+        if table_metrics is not None:
+            total, failed = (table_metrics.put_kv, table_metrics.put_kv_failed) if kv and table_metrics.put_kv \
+                else (table_metrics.produce, table_metrics.produce_failed)
+            total.count += 1
+            if res.error.code:
+                failed.count += 1
         return res
+
+    def _count_kv_requests(self, table_id: int, which: str, results: list) -> None:
+        """Per-table counts of a Lookup / PrefixLookup / ScanKv: one per bucket entry, failed ones apart."""
+        info = self.m.tables.get(table_id)
+        if info is None:
+            return
+        tm = self.metrics.table(info)
+        total, failed = getattr(tm, which), getattr(tm, which + "_failed")
+        if total is None:
+            return
+        total.count += len(results)
+        failed.count += sum(1 for r in results if isinstance(r, Exception))
 
     async def Lookup(self, request, context):
         """Every bucket entry of the request at once (one hop to a worker thread, one multi-get per bucket)."""
         results = await self.m.lookup_many(
             [(TableBucket(request.table_id, b.bucket_id, b.partition_id), list(b.keys)) for b in request.buckets])
+        self._count_kv_requests(request.table_id, "lookup", results)
         out = []
         for b, result in zip(request.buckets, results, strict=True):
             if isinstance(result, Exception):
@@ -84,6 +115,7 @@ class TabletServicer(rpc.TabletServiceServicer):
         results = await self.m.lookup_many(
             [(TableBucket(request.table_id, b.bucket_id, b.partition_id), list(b.prefixes)) for b in request.buckets],
             prefix=True)
+        self._count_kv_requests(request.table_id, "prefix_lookup", results)
         out = []
         for b, result in zip(request.buckets, results, strict=True):
             if isinstance(result, Exception):
@@ -98,8 +130,10 @@ class TabletServicer(rpc.TabletServiceServicer):
         try:
             rows, offset = await self.m.scan_kv(TableBucket(request.table_id, request.bucket_id, request.partition_id),
                                                 request.limit or None)
+            self._count_kv_requests(request.table_id, "limit_scan", [None])
             return pb.ScanKvResponse(error=OK, rows=rows, log_offset=offset)
         except Exception as e:  # noqa: BLE001
+            self._count_kv_requests(request.table_id, "limit_scan", [e])
             return pb.ScanKvResponse(error=error_info(e))
 
     async def FetchLog(self, request, context):

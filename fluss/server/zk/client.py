@@ -107,10 +107,11 @@ class ZooKeeperClient:
 
     # ------------------------------------------------------------ servers
 
-    def register_tablet_server(self, server_id: int, host: str, port: int, wait_s: float = 30.0) -> None:
+    def register_tablet_server(self, server_id: int, host: str, port: int, wait_s: float = 30.0,
+                               metrics_port: int = 0) -> None:
         """Creates the ephemeral registration; waits for a previous session's node to expire."""
         node = paths.tablet_server(server_id)
-        reg = TabletServerRegistration(host, port, int(time.time() * 1000))
+        reg = TabletServerRegistration(host, port, int(time.time() * 1000), metrics_port)
         deadline = time.monotonic() + wait_s
         while True:
             try:

@@ -20,6 +20,7 @@ class TabletServerRegistration:
     host: str
     port: int
     register_time: int
+    metrics_port: int = 0  # the Prometheus endpoint on host (0: none)
 
 
 @dataclass
