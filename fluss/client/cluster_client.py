@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import grpc
 
 from fluss.client.config import Config
+from fluss.client.metrics import ClientMetrics, metrics_enabled
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import ServerNode, TableBucket, TableInfo, TablePath
 from fluss.rpc.addresses import parse_addresses, unreachable_reason
@@ -47,6 +48,9 @@ class ClusterClient:
         self.tables: dict[TablePath, TableMetadata] = {}
         self.partition_names: dict[int, str] = {}
         self.request_timeout_s = config.request_timeout_ms / 1000
+        options = config.to_dict()
+        #: the connection's metrics (client.metrics.enabled), None when disabled
+        self.metrics: ClientMetrics | None = ClientMetrics(options) if metrics_enabled(options) else None
 
     # ------------------------------------------------------------ coordinator calls
 
@@ -172,3 +176,5 @@ class ClusterClient:
 
     async def close(self) -> None:
         await self.channels.close()
+        if self.metrics is not None:
+            self.metrics.close()

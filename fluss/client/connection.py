@@ -8,6 +8,7 @@ from fluss.client.admin import FlussAdmin
 from fluss.client.cluster_client import ClusterClient
 from fluss.client.config import Config
 from fluss.client.io_thread import IoThread
+from fluss.client.metrics import ClientMetrics
 from fluss.metadata import TablePath
 from fluss.rpc.addresses import parse_addresses
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -37,6 +38,12 @@ class FlussConnection:
     @property
     def config(self) -> Config:
         return self._io.client.config
+
+    @property
+    def metrics(self) -> ClientMetrics | None:
+        """This connection's metrics when ``client.metrics.enabled`` is true (``snapshot()``, ``register()``),
+        else None."""
+        return self._io.client.metrics
 
     @property
     def cluster(self) -> ClusterClient:

@@ -430,6 +430,8 @@ class LookupSender:
         self.batch_timeout_s = max(0, int(config.lookup_batch_timeout_ms)) / 1000
         self.arrow_schema = table.row_schema.to_arrow()
         self.requests_sent = 0
+        metrics = self.client.metrics  # client.metrics.enabled: counted per request
+        self.metrics = metrics.lookuper(table.table_path) if metrics is not None else None
         self._make_row = _dict_maker(self.arrow_schema.names)
         self._pending: list[_Part] = []
         self._pending_keys = 0
@@ -572,6 +574,11 @@ class LookupSender:
                 ok.append((p, r))
         if ok:
             self._deliver(ok)
+        if self.metrics is not None:
+            m = self.metrics
+            m.requests.count += 1
+            m.lookups.count += sum(len(p.keys) for p, _ in ok)
+            m.latency.update((time.monotonic() - min(p.started for p in entries)) * 1000)
         return retry
 
     def _failed(self, parts: list[_Part], err: FlussError) -> list[_Part]:

@@ -11,6 +11,7 @@ raises TABLE_NOT_EXIST (``fluss.client.retry``); the subscriptions stay, so a la
 from __future__ import annotations
 
 import asyncio
+import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -149,6 +150,10 @@ class LogScanner:
         self._busy = False
         self._policy = RetryPolicy.from_config(cfg)
         self._retries: dict[TableBucket, RetryState] = {}  # buckets whose fetches fail, since when
+        client_metrics = self._client.metrics  # client.metrics.enabled: counted per fetch and per poll
+        self._metrics = client_metrics.scanner(table.table_path, lambda: dict(self._offsets),
+                                               lambda: self._client.partition_names) \
+            if client_metrics is not None else None
         connection.register(self)
 
     @property
@@ -292,6 +297,8 @@ class LogScanner:
         if self._busy:
             raise FlussError("This scanner is already being read (poll or reader in progress)", ErrorCode.CLIENT_ERROR)
         self._busy = True
+        if self._metrics is not None:
+            self._metrics.polled()
         try:
             if not self._buffer and self._offsets and (only is None or only):
                 self._io.call(self._fetch_round(timeout_ms, only))
@@ -423,6 +430,8 @@ class LogScanner:
             table.buckets.append(pb.FetchBucketPb(partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
                                                   fetch_offset=self._offsets[tb], max_bytes=self._bucket_max_bytes))
         req.tables.append(table)
+        metrics = self._metrics
+        started = time.perf_counter()
         try:
             resp = await self._client.tablet_call(addr, "FetchLog", req, wait_ms / 1000 + 30)
         except FlussError as e:  # leader gone or restarting: refresh and try again next poll
@@ -433,11 +442,17 @@ class LogScanner:
             return
         refresh = False
         fetched: list[tuple[TableBucket, int, list[LogBatch]]] = []
+        if metrics is not None:
+            metrics.fetches.count += 1
+            metrics.fetch_latency.update((time.perf_counter() - started) * 1000)
+        nbytes = 0
         for t in resp.tables:
             for r in t.buckets:
                 tb = TableBucket(self._table.table_id, r.bucket_id, r.partition_id)
                 if tb not in self._offsets:
                     continue
+                if metrics is not None and not r.error.code:
+                    metrics.lag[tb] = r.high_watermark
                 err = to_error(r.error)
                 if err is not None:
                     if classify(err) is not RetryAction.FAIL:
@@ -447,9 +462,13 @@ class LogScanner:
                     raise FlussError(f"Fetching {tb} of '{self._table.table_path}' failed: {err.message}",
                                      err.error_code)
                 self._retries.pop(tb, None)
-                if r.records:
+                data = r.records  # each read of a protobuf bytes field copies it: read once
+                if data:
+                    nbytes += len(data)
                     offset = self._offsets[tb]
-                    fetched.append((tb, offset, [b for b in iter_batches(r.records) if b.next_offset > offset]))
+                    fetched.append((tb, offset, [b for b in iter_batches(data) if b.next_offset > offset]))
+        if metrics is not None:
+            metrics.bytes_per_request.update(nbytes)
         if fetched:
             await self._decode(fetched)
         if refresh:
@@ -486,6 +505,9 @@ class LogScanner:
     async def aclose(self) -> None:
         self._offsets.clear()
         self._buffer.clear()
+        if self._metrics is not None and self._client.metrics is not None:
+            self._client.metrics.close_scanner(self._metrics)
+            self._metrics = None
 
     def __repr__(self) -> str:
         return f"LogScanner({self._table.table_path}, buckets={len(self._offsets)})"

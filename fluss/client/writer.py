@@ -41,7 +41,14 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.key.bucketing import bucket_ids
 from fluss.key.partition import partition_names_of
 from fluss.metadata import TableBucket, TableInfo
-from fluss.record.log_batch import HEADER_SIZE, Buffer, build_batch, parse_compression, writer_header
+from fluss.record.log_batch import (
+    HEADER_SIZE,
+    Buffer,
+    build_batch,
+    parse_compression,
+    read_header,
+    writer_header,
+)
 from fluss.row_check import RowChecker, short_repr
 from fluss.row_convert import conform_batch, rows_to_batch
 from fluss.rpc.errors import raise_for_error, to_error
@@ -164,6 +171,7 @@ class _PendingBatch:
     sequenced: bool = False
     sequence: int = -1  # the batch sequence, once sequenced
     header: bytes | None = None  # ``data``'s header re-stamped with the writer id and sequence, once sequenced
+    queued_at: float = 0.0  # when the sender got it (perf_counter), until its first send; with client metrics
 
     def parts(self) -> list[Buffer]:
         """The batch as sent: ``data``, or the stamped header and ``data``'s body (not copied)."""
@@ -178,6 +186,7 @@ class MemoryBudget:
     def __init__(self, limit: int, wait_timeout_s: float) -> None:
         self.limit = limit
         self.used = 0
+        self.waiting = 0  # threads blocked in acquire (a client metric)
         self.wait_timeout_s = wait_timeout_s
         self._cond = threading.Condition()
 
@@ -190,7 +199,11 @@ class MemoryBudget:
                 if remaining <= 0:
                     raise FlussError(f"Write buffer full ({self.used} of {self.limit} bytes) for longer than "
                                      "writer.buffer.wait-timeout", ErrorCode.CLIENT_ERROR)
-                self._cond.wait(remaining)
+                self.waiting += 1
+                try:
+                    self._cond.wait(remaining)
+                finally:
+                    self.waiting -= 1
             self.used += n
 
     def release(self, n: int) -> None:
@@ -245,6 +258,8 @@ class Sender:
         self.next_sequence: dict[TableBucket, int] = defaultdict(int)
         self.max_in_flight = max_in_flight_batches(config) if self.idempotent and self.RPC in self.PIPELINED_RPCS \
             else None  # None: one request at a time
+        metrics = self.client.metrics  # client.metrics.enabled: counted per batch and per request
+        self.metrics = metrics.writer(table.table_path, budget) if metrics is not None else None
 
     async def start(self) -> None:
         self._wakeup = asyncio.Event()
@@ -260,6 +275,10 @@ class Sender:
         if self._dead is not None:
             self._complete(batches, self._dead)
             return
+        if self.metrics is not None:
+            now = time.perf_counter()
+            for b in batches:
+                b.queued_at = now
         for b in batches:
             self.queues[b.bucket].append(b)
         self._idle.clear()
@@ -389,20 +408,30 @@ class Sender:
         retry_delay = 0.0
         refresh = False
         backoff: list[TableBucket] = []
+        metrics = self.metrics
+        started = time.perf_counter()
+        if metrics is not None:
+            self._account_queued(taken, started)
         try:
             resp = await self._call(addr, encode_write_request(self._new_request(), entries))
             results = {TableBucket(self.table.table_id, r.bucket_id, r.partition_id): r for r in resp.buckets}
         except FlussError as err:  # transport failure: every bucket of the request retries
             results = {tb: err for tb in taken}
+        if metrics is not None:
+            metrics.send_latency.update((time.perf_counter() - started) * 1000)
         for tb, batches in taken.items():
             r = results.get(tb)
             err = r if isinstance(r, FlussError) else (to_error(r.error) if r is not None else
                                                        FlussError("no result", ErrorCode.NETWORK_EXCEPTION))
             if err is None:
                 self._acknowledged(tb, batches)
+                if metrics is not None:
+                    self._account_sent(batches)
                 continue
             action = RetryAction.FAIL if self._dead is not None else self._retry_action(tb, batches, err)
             if action is not RetryAction.FAIL:
+                if metrics is not None:
+                    metrics.records_retry.count += sum(read_header(b.data).record_count for b in batches)
                 self._requeue(tb, batches)
                 self._backoff[tb] += 1
                 backoff.append(tb)
@@ -429,6 +458,25 @@ class Sender:
             if tb in self._renumber_from and not self.in_flight[tb]:
                 self._renumber(tb)
         self._wakeup.set()
+
+    def _account_queued(self, taken: dict[TableBucket, list[_PendingBatch]], now: float) -> None:
+        """Client metrics: how long each batch sent for the first time waited in the writer."""
+        queue_time = self.metrics.batch_queue_time
+        for batches in taken.values():
+            for b in batches:
+                if b.queued_at:
+                    queue_time.update((now - b.queued_at) * 1000)
+                    b.queued_at = 0.0
+
+    def _account_sent(self, batches: list[_PendingBatch]) -> None:
+        """Client metrics: records and bytes of acknowledged batches (per batch, from the batch header)."""
+        m = self.metrics
+        for b in batches:
+            records, size = read_header(b.data).record_count, len(b.data)
+            m.records_send.count += records
+            m.bytes_send.count += size
+            m.records_per_batch.update(records)
+            m.bytes_per_batch.update(size)
 
     def _acknowledged(self, tb: TableBucket, batches: list[_PendingBatch]) -> None:
         first = self._renumber_from.get(tb)

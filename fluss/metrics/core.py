@@ -4,11 +4,11 @@ Fluss's four metric types, made cheap for hot paths: a hot path only adds to a p
 request, never per row), and everything else happens when the metrics are read.
 
 * :class:`Counter` - a count since start (``inc(n)``).
-* :class:`Meter` - a counter plus its rate per second over a sliding window (``metrics.meter.window``, Fluss's
-  ``MeterView``). The rate is computed when read, from samples of the count taken at earlier reads: the count since
-  the newest earlier sample that is at least one window old, divided by the time since then (about one window when
-  reads are regular; never less than one window, so a meter's first seconds show no spike). No timer thread: a
-  meter nobody reads costs nothing. Summed over regular reads, rate x read interval adds up to the count.
+* :class:`Meter` - a counter plus its rate per second over a sliding window (``metrics.meter.window``), as Fluss's
+  ``MeterView``: one ticker thread per registry (:class:`MeterTicker`) samples every meter's count each second, and
+  the rate is the count added over the last window of samples. Reading a rate changes nothing, so any number of
+  readers (Prometheus, the dashboard) see the same values, and the rate, summed once per tick, adds up exactly to
+  the count (each second's records are in ``window`` consecutive values, each weighted ``1/window``).
 * :class:`Histogram` - counts per fixed bucket (upper bounds), with sum, count and max.
 * gauges - a function called at read time (:meth:`MetricRegistry.gauge`), or many values at once from a
   *source* (:meth:`MetricRegistry.add_source`): a function yielding ``(spec, labels, value)`` rows, which is how
@@ -18,6 +18,7 @@ Every metric is declared by a :class:`~fluss.metrics.catalog.MetricSpec` (name, 
 registered under the label values that identify it. :meth:`MetricRegistry.collect` reads everything into
 :class:`Family` values (one per spec, each with its samples); :meth:`MetricRegistry.snapshot` gives the same as
 plain Python data. Reads are serialised by a lock; hot-path updates take none (an integer add under the GIL).
+:meth:`MetricRegistry.close` stops the ticker.
 """
 
 from __future__ import annotations
@@ -54,56 +55,92 @@ class Counter:
 
 
 class RateWindow:
-    """The windowed rate of a growing count, sampled when read (see the module docstring)."""
+    """The rate of a growing count over the last window, from samples a ticker takes (see the module docstring).
+
+    ``tick(count, now)`` records the count (once per tick); ``rate()`` is the count added between the oldest and
+    the newest sample kept (one window apart once the window is full) divided by their distance, but never by
+    less than a window (so a new meter's first seconds show no spike). The value changes only at ticks.
+    """
 
     __slots__ = ("window_s", "_samples")
 
-    def __init__(self, window_s: float, now: float | None = None) -> None:
+    def __init__(self, window_s: float, tick_s: float = 1.0, now: float | None = None, count: float = 0) -> None:
         self.window_s = window_s
-        self._samples: deque[tuple[float, float]] = deque([(time.monotonic() if now is None else now, 0)])
+        keep = max(2, int(round(window_s / tick_s)) + 1)
+        self._samples: deque[tuple[float, float]] = deque([(time.monotonic() if now is None else now, count)],
+                                                          maxlen=keep)
 
-    def rate(self, count: float, now: float | None = None) -> float:
-        now = time.monotonic() if now is None else now
-        samples = self._samples
-        samples.append((now, count))
-        while len(samples) > 2 and now - samples[1][0] >= self.window_s:
-            samples.popleft()
-        t0, c0 = samples[0]
-        return (count - c0) / max(now - t0, self.window_s)
+    def tick(self, count: float, now: float) -> None:
+        self._samples.append((now, count))
+
+    def rate(self) -> float:
+        (t0, c0), (t1, c1) = self._samples[0], self._samples[-1]
+        return (c1 - c0) / max(t1 - t0, self.window_s)
 
 
 class Meter:
-    """Fluss's Meter: a count and its rate per second over ``window_s`` (exported as both)."""
+    """Fluss's Meter: a count and its rate per second over a window (exported as both)."""
 
-    __slots__ = ("count", "_window")
+    __slots__ = ("count", "window")
 
-    def __init__(self, window_s: float = DEFAULT_METER_WINDOW_S) -> None:
+    def __init__(self, window_s: float = DEFAULT_METER_WINDOW_S, tick_s: float = 1.0) -> None:
         self.count = 0
-        self._window = RateWindow(window_s)
+        self.window = RateWindow(window_s, tick_s)
 
     def mark(self, n: int = 1) -> None:
         self.count += n
 
-    def rate(self, now: float | None = None) -> float:
-        return self._window.rate(self.count, now)
+    def tick(self, now: float) -> None:
+        self.window.tick(self.count, now)
+
+    def rate(self) -> float:
+        return self.window.rate()
 
 
 class MeterView:
     """A meter over a count kept elsewhere (the RPC layer's request stats): ``read()`` returns the count."""
 
-    __slots__ = ("_read", "_window")
+    __slots__ = ("_read", "window")
 
-    def __init__(self, read: Callable[[], int], window_s: float = DEFAULT_METER_WINDOW_S,
+    def __init__(self, read: Callable[[], int], window_s: float = DEFAULT_METER_WINDOW_S, tick_s: float = 1.0,
                  since: float | None = None) -> None:
         self._read = read
-        self._window = RateWindow(window_s, since)  # ``since``: when the count started (before this view existed)
+        # ``since``: when the count started, before this view existed (its rate then covers that time too)
+        self.window = RateWindow(window_s, tick_s, since)
 
     @property
     def count(self) -> int:
         return self._read()
 
-    def rate(self, now: float | None = None) -> float:
-        return self._window.rate(self._read(), now)
+    def tick(self, now: float) -> None:
+        self.window.tick(self._read(), now)
+
+    def rate(self) -> float:
+        return self.window.rate()
+
+
+class MeterTicker:
+    """A daemon thread that samples the counts of a registry's meters every ``tick_s`` (Flink's view updater)."""
+
+    def __init__(self, meters: Callable[[], list], tick_s: float) -> None:
+        self._meters = meters
+        self.tick_s = tick_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="fluss-metrics-ticker", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        next_tick = time.monotonic() + self.tick_s
+        while not self._stop.wait(max(0.0, next_tick - time.monotonic())):
+            now = time.monotonic()
+            for meter in self._meters():
+                meter.tick(now)
+            next_tick += self.tick_s
+            if next_tick < now:  # the thread was starved: do not tick in a burst to catch up
+                next_tick = now + self.tick_s
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 class Histogram:
@@ -176,8 +213,10 @@ Row = tuple[MetricSpec, Mapping[str, str], float]
 class MetricRegistry:
     """The metrics of one process part (a server, a client connection), keyed by spec and label values."""
 
-    def __init__(self, meter_window_s: float = DEFAULT_METER_WINDOW_S) -> None:
+    def __init__(self, meter_window_s: float = DEFAULT_METER_WINDOW_S, tick_s: float = 1.0) -> None:
         self.meter_window_s = meter_window_s
+        self.tick_s = tick_s
+        self._ticker: MeterTicker | None = None
         self._metrics: dict[MetricSpec, dict[Labels, object]] = {}
         self._sources: list[Callable[[], Iterable[Row]]] = []
         self._hooks: list[Callable[[], None]] = []
@@ -190,7 +229,7 @@ class MetricRegistry:
         return self._register(spec, Kind.COUNTER, labels, Counter)
 
     def meter(self, spec: MetricSpec, **labels: str) -> Meter:
-        return self._register(spec, Kind.METER, labels, lambda: Meter(self.meter_window_s))
+        return self._register(spec, Kind.METER, labels, lambda: Meter(self.meter_window_s, self.tick_s))
 
     def histogram(self, spec: MetricSpec, bounds: Sequence[float] = LATENCY_BOUNDS_MS, **labels: str) -> Histogram:
         return self._register(spec, Kind.HISTOGRAM, labels, lambda: Histogram(bounds))
@@ -202,7 +241,8 @@ class MetricRegistry:
                    **labels: str) -> MeterView:
         """A meter whose count ``read()`` returns (kept by someone else, counting since ``since``, a
         ``time.monotonic()`` value; default now)."""
-        return self._register(spec, Kind.METER, labels, lambda: MeterView(read, self.meter_window_s, since))
+        return self._register(spec, Kind.METER, labels,
+                              lambda: MeterView(read, self.meter_window_s, self.tick_s, since))
 
     def histogram_view(self, spec: MetricSpec, read: Callable[[], HistogramValue], **labels: str) -> None:
         """A histogram whose value ``read()`` returns (kept by someone else)."""
@@ -212,9 +252,16 @@ class MetricRegistry:
         """``hook()`` runs at the start of every read (e.g. to register views of things that appeared)."""
         self._hooks.append(hook)
 
-    def add_source(self, source: Callable[[], Iterable[Row]]) -> None:
+    def add_source(self, source: Callable[[], Iterable[Row]]) -> Callable[[], Iterable[Row]]:
         """``source()`` is called at every read and yields gauge rows (many series at once, e.g. per bucket)."""
-        self._sources.append(source)
+        with self._lock:
+            self._sources.append(source)
+        return source
+
+    def remove_source(self, source: Callable[[], Iterable[Row]]) -> None:
+        with self._lock:
+            if source in self._sources:
+                self._sources.remove(source)
 
     def remove(self, predicate: Callable[[Mapping[str, str]], bool]) -> int:
         """Unregisters every metric whose labels match (e.g. a dropped table's); returns how many."""
@@ -237,25 +284,36 @@ class MetricRegistry:
             metric = children.get(key)
             if metric is None or replace:
                 metric = children[key] = make()
+            if kind is Kind.METER and self._ticker is None:
+                self._ticker = MeterTicker(self._meters, self.tick_s)
             return metric
+
+    def _meters(self) -> list:
+        with self._lock:
+            return [m for spec, children in self._metrics.items() if spec.kind is Kind.METER
+                    for m in children.values()]
+
+    def close(self) -> None:
+        """Stops the meters' ticker (their rates stay as they are)."""
+        if self._ticker is not None:
+            self._ticker.stop()
 
     # ------------------------------------------------------------ reading
 
     def collect(self) -> list[Family]:
         """Every metric's current value (meters are sampled now), one family per spec, sorted by name."""
-        with self._collecting:  # one read at a time: meters sample their count as they are read
+        with self._collecting:  # one read at a time (the hooks register views)
             return self._collect()
 
     def _collect(self) -> list[Family]:
         for hook in list(self._hooks):
             hook()
-        now = time.monotonic()
         families: dict[MetricSpec, Family] = {}
         with self._lock:
             for spec, children in self._metrics.items():
                 family = families.setdefault(spec, Family(spec))
                 for key, metric in list(children.items()):
-                    sample = _read(spec, metric, now)
+                    sample = _read(spec, metric)
                     if sample is not None:
                         sample.labels = dict(zip(spec.labels, key, strict=True))
                         family.samples.append(sample)
@@ -283,9 +341,9 @@ class MetricRegistry:
         return out
 
 
-def _read(spec: MetricSpec, metric: object, now: float) -> Sample | None:
+def _read(spec: MetricSpec, metric: object) -> Sample | None:
     if spec.kind is Kind.METER:
-        return Sample({}, metric.rate(now), float(metric.count))
+        return Sample({}, metric.rate(), float(metric.count))
     if spec.kind is Kind.COUNTER:
         return Sample({}, float(metric.count))
     if spec.kind is Kind.HISTOGRAM:

@@ -84,3 +84,4 @@ class ServerMetrics:
                 reporter.close()
             except Exception:  # noqa: BLE001 - closing is best effort
                 log.debug("closing metric reporter %s failed", reporter.name, exc_info=True)
+        self.registry.close()
