@@ -14,6 +14,7 @@ from fluss.server.cluster import LocalCluster
 SHARED_SERVER_CONFIG = {
     "log.retention.check-interval": "1s",
     "max.bucket.num": "64",
+    "metrics.reporters": "prometheus",  # each server on a free port of its own (the dashboard tests read them)
 }
 
 

@@ -6,6 +6,7 @@
     fluss sql [-f script.sql] [--mode streaming|batch] [-D key=value ...] [--verbose]
     fluss tiering start [--once] | status
     fluss gateway --bootstrap-servers HOST:PORT [--port 8080] [--cluster ID=HOST:PORT ...]
+    fluss dashboard [--bootstrap-servers HOST:PORT] [--port 8081]
     fluss coordinator | tablet-server --config server.yaml [-D key=value ...]
 
 Commands that talk to a cluster take --bootstrap-servers (default 127.0.0.1:9123, where `fluss cluster start`
@@ -60,6 +61,7 @@ def _run_sql(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     from fluss.cli import cluster_cmd, table_cmd, tiering_cmd
+    from fluss.dashboard.command import add_parser as add_dashboard_parser
     from fluss.gateway.command import add_parser as add_gateway_parser
 
     parser = argparse.ArgumentParser(prog="fluss", description=__doc__, formatter_class=HelpFormatter)
@@ -82,6 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.set_defaults(run=_run_sql)
     tiering_cmd.add_parser(sub)
     add_gateway_parser(sub)
+    add_dashboard_parser(sub)
     for kind in ("coordinator", "tablet-server"):
         p = sub.add_parser(kind, help=f"run a {kind} in the foreground", formatter_class=HelpFormatter)
         p.add_argument("--config", "-c", default=None, help="server.yaml with Fluss's server options")
