@@ -3,8 +3,9 @@ SHELL := /bin/bash
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.setup-stamp
-# Debian packages: ZooKeeper for the servers, tmux for the interactive shell's tests.
-APT_PACKAGES := zookeeper tmux
+# Debian packages: ZooKeeper for the servers, tmux for the interactive shell's tests, Prometheus for the metrics
+# tests, Chromium and its driver for the dashboard's browser tests (those tests fail, not skip, without them).
+APT_PACKAGES := zookeeper tmux prometheus chromium chromium-driver
 
 .PHONY: apt-packages setup demo test bench bench-full lint proto options clean sql-client-jars
 

@@ -1,4 +1,4 @@
-"""``fluss cluster start|status|stop``: a local cluster of separate processes kept in a directory.
+"""``fluss cluster start|status|stop|logs``: a local cluster of separate processes kept in a directory.
 
 ``start`` takes server options as Fluss's ``server.yaml`` (``--config``) and ``-D key=value`` (which win), starts
 ZooKeeper, the coordinator(s) and the tablet servers, and returns once the cluster is healthy (each process up,
@@ -8,6 +8,9 @@ State from a cluster whose processes are all gone (a crash, a reboot) is stale: 
 
 ``status`` prints each process, its pid and whether it is up, plus where the logs are and the default
 replication factor; it exits 0 only when everything is up and registered (1 otherwise, 3 when stale).
+
+``logs`` prints the servers' logs merged by time (``fluss.server.cluster_logs``), filtered by server, level,
+component and text, the last N entries (``--tail``), and follows them (``--follow``).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ MANAGED_KEYS = ("zookeeper.address", "bind.listeners", "advertised.listeners", "
 def add_parser(sub) -> None:
     c = sub.add_parser("cluster", help="start, inspect or stop a local cluster of separate processes",
                        description=__doc__, formatter_class=HelpFormatter)
-    c.add_argument("action", choices=["start", "status", "stop"], help="what to do")
+    c.add_argument("action", choices=["start", "status", "stop", "logs"], help="what to do")
     c.add_argument("--dir", default=str(DEFAULT_CLUSTER_DIR),
                    help=f"where the cluster keeps its state, data and logs (env {DIR_ENV})")
     c.add_argument("--tablet-servers", type=int, default=3, help="start: number of tablet servers")
@@ -45,6 +48,14 @@ def add_parser(sub) -> None:
     c.add_argument("-D", dest="define", action="append", metavar="KEY=VALUE", default=None,
                    help="start: a server option (repeatable; wins over --config)")
     c.add_argument("--timeout", type=float, default=90.0, help="start: seconds to wait for a healthy cluster")
+    c.add_argument("--server", action="append", default=None,
+                   help="logs: only this server (coordinator-0, tablet-server-1; repeatable)")
+    c.add_argument("--level", default="DEBUG", help="logs: entries at this level or above")
+    c.add_argument("--component", action="append", default=None,
+                   help="logs: only this logger and below (e.g. fluss.server.replica; repeatable)")
+    c.add_argument("--grep", default=None, help="logs: only entries containing this text")
+    c.add_argument("--tail", type=int, default=0, help="logs: the last N entries (0: all)")
+    c.add_argument("--follow", "-f", action="store_true", help="logs: keep printing new entries")
     c.set_defaults(run=run)
 
 
@@ -54,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
         return _start(directory, args)
     if args.action == "status":
         return _status(directory)
+    if args.action == "logs":
+        from fluss.server.cluster_logs import show
+
+        return show(directory, args.server, args.level, args.component, args.grep, args.tail, args.follow)
     return _stop(directory)
 
 
