@@ -21,6 +21,7 @@ from bench import (
     flink_sql,
     fluss_failover,
     fluss_log,
+    fluss_metrics,
     fluss_recovery,
     gateway,
     kafka_peer,
@@ -35,7 +36,8 @@ from bench.data import LOGICAL_ROW_BYTES, PROJECTED, SCHEMA, arrow_bytes_per_row
 from bench.model import FAILED, Measurement, Profile
 from bench.setup import KAFKA_LIB
 
-FAMILIES = ("raw", "fluss", "gateway", "recovery", "tiering", "flink", "redis", "kafka", "kafka3", "upstream")
+FAMILIES = ("raw", "fluss", "gateway", "recovery", "tiering", "flink", "metrics", "redis", "kafka", "kafka3",
+            "upstream")
 
 
 def machine() -> dict:
@@ -81,6 +83,7 @@ def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
          ("kv.recovery", "log.failover")),
         ("tiering", lambda: lake_tiering.run(profile), "fluss", ("tiering",)),
         ("flink", lambda: flink_sql.run(profile), "fluss", ("flink",)),
+        ("metrics", lambda: fluss_metrics.run(profile), "fluss", ("metrics",)),
         ("redis", lambda: redis_peer.run(profile), "redis", ("*",)),
         ("kafka", lambda: kafka_peer.run(profile), "kafka-java", ("*",)),
         ("kafka3", lambda: kafka_rf3.run(profile), "kafka-java", ("log.append.rf3",)),

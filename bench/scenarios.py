@@ -94,6 +94,13 @@ SCENARIOS: list[Scenario] = [
              note="raw = the same job into blackhole"),
     Scenario("flink.read", "Flink SQL bounded read", "rows/s", raw="flink.read.datagen",
              note="into blackhole; raw = datagen into blackhole"),
+    Scenario("metrics.append.off", "log append, metrics not reported", "rows/s",
+             note="the servers' counters stay on: their cost per write is metrics.hotpath.ns"),
+    Scenario("metrics.append.on", "log append, metrics reported", "rows/s",
+             note="Prometheus reporters, client metrics, every server scraped once a second"),
+    Scenario("metrics.lookup.off", "batched lookup, metrics not reported", "rows/s"),
+    Scenario("metrics.lookup.on", "batched lookup, metrics reported", "rows/s"),
+    Scenario("metrics.scrape.1000_buckets", "scrape of a tablet server with 1,000 buckets", "ms", better="lower"),
 ]
 
 NOT_LANDED = "not available: the feature has not landed, so the suite does not measure it"
@@ -115,4 +122,6 @@ GOALS = [
     Goal("appends >= 25% of the raw file rate (RF=1, paired per round)", "log.append.rf1", PAIRED_RAW, 0.25),
     Goal("projected scan (2 of 10 columns) >= 3x the full scan", "log.scan.projected", "log.scan.full", 3.0),
     Goal("same, with the tuned fetch settings", "log.scan.projected.tuned", "log.scan.full.tuned", 3.0),
+    Goal("appends with metrics reported >= 95% of appends without", "metrics.append.on", "metrics.append.off", 0.95),
+    Goal("lookups with metrics reported >= 95% of lookups without", "metrics.lookup.on", "metrics.lookup.off", 0.95),
 ]
