@@ -33,6 +33,7 @@ BUCKETS = 3
 LOOKUP_CONCURRENCY = 1_000
 SCRAPE_BUCKETS = 1_000
 SCRAPES = 10
+PAIRS_PER_ROUND = 3  # pairs of (off, on) rounds per profile round: the figures are medians of many short rounds
 
 
 class Scraper:
@@ -159,6 +160,7 @@ async def _run(profile: Profile) -> list[Measurement]:
     out: list[Measurement] = []
     kv_rows = profile.kv_rows // 4
     lookups = profile.kv_rows // 40
+    rows = profile.rows_per_round // 2
     append = {k: Measurement("fluss", f"metrics.append.{k}", "rows/s") for k in ("off", "on")}
     lookup = {k: Measurement("fluss", f"metrics.lookup.{k}", "rows/s") for k in ("off", "on")}
     ratios = {k: Measurement("fluss", f"metrics.{k}.ratio", "ratio", note="on / off, per pair of rounds")
@@ -169,8 +171,8 @@ async def _run(profile: Profile) -> list[Measurement]:
                  "on": await _setup(on.bootstrap_servers, True, kv_rows)}
         rng = np.random.default_rng(5)
         try:
-            for r in range(profile.rounds + 1):  # round 0 warms up
-                batch = make_batch(profile.rows_per_round, seed=r, start_seq=r * profile.rows_per_round)
+            for r in range(PAIRS_PER_ROUND * profile.rounds + 1):  # round 0 warms up
+                batch = make_batch(rows, seed=r, start_seq=r * rows)
                 keys = rng.integers(0, kv_rows, lookups).tolist()
                 got: dict[str, tuple[float, float]] = {}
                 for side in (("off", "on") if r % 2 else ("on", "off")):
@@ -190,7 +192,7 @@ async def _run(profile: Profile) -> list[Measurement]:
                 await writer.aclose()
                 await lookuper.aclose()
                 await conn.aclose()
-        note = (f"{profile.rows_per_round} rows per append round, {lookups} lookups per round, rounds alternate "
+        note = (f"{rows} rows per append round, {lookups} lookups per round, rounds alternate "
                 f"between the two clusters; 'on': reporters on, client metrics on, {scraper.scrapes} scrapes")
         for m in (*append.values(), *lookup.values()):
             m.note = note

@@ -25,7 +25,7 @@ class Kind(Enum):
     HISTOGRAM = "Histogram"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # each spec is one module-level object: identity is equality (a cheap hash)
 class MetricSpec:
     scope: str
     name: str

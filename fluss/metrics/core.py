@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import threading
 import time
+from array import array
 from bisect import bisect_left
-from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -59,23 +59,35 @@ class RateWindow:
 
     ``tick(count, now)`` records the count (once per tick); ``rate()`` is the count added between the oldest and
     the newest sample kept (one window apart once the window is full) divided by their distance, but never by
-    less than a window (so a new meter's first seconds show no spike). The value changes only at ticks.
+    less than a window (so a new meter's first seconds show no spike). The value changes only at ticks. The
+    samples are two rings of doubles (~1 KB for a 60 s window at 1 s ticks).
     """
 
-    __slots__ = ("window_s", "_samples")
+    __slots__ = ("window_s", "_times", "_counts", "_next", "_size")
 
     def __init__(self, window_s: float, tick_s: float = 1.0, now: float | None = None, count: float = 0) -> None:
         self.window_s = window_s
         keep = max(2, int(round(window_s / tick_s)) + 1)
-        self._samples: deque[tuple[float, float]] = deque([(time.monotonic() if now is None else now, count)],
-                                                          maxlen=keep)
+        self._times = array("d", bytes(8 * keep))
+        self._counts = array("d", bytes(8 * keep))
+        self._next = 0
+        self._size = 0
+        self.tick(count, time.monotonic() if now is None else now)
 
     def tick(self, count: float, now: float) -> None:
-        self._samples.append((now, count))
+        i = self._next
+        self._times[i] = now
+        self._counts[i] = count
+        self._next = (i + 1) % len(self._times)
+        if self._size < len(self._times):
+            self._size += 1
 
     def rate(self) -> float:
-        (t0, c0), (t1, c1) = self._samples[0], self._samples[-1]
-        return (c1 - c0) / max(t1 - t0, self.window_s)
+        n = len(self._times)
+        newest = (self._next - 1) % n
+        oldest = (self._next - self._size) % n
+        return (self._counts[newest] - self._counts[oldest]) / max(self._times[newest] - self._times[oldest],
+                                                                   self.window_s)
 
 
 class Meter:

