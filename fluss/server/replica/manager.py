@@ -168,6 +168,7 @@ class ReplicaManager:
 
     async def stop_replicas(self, req: pb.StopReplicaRequest) -> None:
         self._check_coordinator_epoch(req.coordinator_epoch)
+        stopped: dict[int, TableInfo] = {}
         for b in req.buckets:
             tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
             if self.followers:
@@ -176,8 +177,11 @@ class ReplicaManager:
             if replica is None:
                 continue
             await asyncio.to_thread(replica.delete if b.delete else replica.close)
-            if not any(r.table.table_id == tb.table_id for r in list(self.replicas.values())):
-                self.metrics.drop_table(replica.table)
+            stopped[replica.table.table_id] = replica.table
+        hosted = {tb.table_id for tb in self.replicas}
+        for table_id, info in stopped.items():
+            if table_id not in hosted:  # no replica of the table left here: its series go
+                self.metrics.drop_table(info)
 
     def replica_or_raise(self, tb: TableBucket) -> Replica:
         replica = self.replicas.get(tb)
