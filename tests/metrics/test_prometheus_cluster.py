@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import uuid
 
 import pyarrow as pa
 import pytest
@@ -25,7 +26,8 @@ SCHEMA = pa.schema([("id", pa.int64()), ("payload", pa.string())])
 
 @pytest.fixture(scope="module")
 def metrics_cluster():
-    config = {"metrics.meter.window": f"{WINDOW_S}s", "log.replica.max-lag-time": "2s"}
+    config = {"metrics.meter.window": f"{WINDOW_S}s", "log.replica.max-lag-time": "2s", "kv.snapshot.interval": "1s",
+              "log.segment.file-size": "256kb"}
     with LocalCluster(tablet_servers=3, metrics=True, server_config=config) as cluster:
         yield cluster
 
@@ -135,3 +137,49 @@ async def test_killing_a_follower_raises_under_replicated(metrics_cluster, prome
     prometheus.wait_for("sum(fluss_tabletserver_underReplicated)", lambda v: v == 0, timeout_s=60)
     prometheus.wait_for("sum(fluss_coordinator_offlineBucketCount)", lambda v: v == 0, timeout_s=30)
     assert prometheus.scalar("sum(fluss_tabletserver_isrExpands_total)") >= 1
+
+
+async def test_kv_storage_and_request_metrics_of_a_primary_key_table(metrics_cluster, prometheus, mconn):
+    path = fluss.TablePath("fluss", "kv")
+    await mconn.get_admin().create_table(path, fluss.TableDescriptor(
+        fluss.Schema(SCHEMA, primary_keys=["id"]), bucket_count=2, properties={"table.replication.factor": "1"}))
+    table = await mconn.get_table(path)
+    upsert = table.new_upsert().create_writer()
+    for start in range(0, 20_000, 5000):
+        upsert.upsert_arrow_batch(_batch(start, 5000))
+    await upsert.flush()
+    lookuper = table.new_lookup().create_lookuper()
+    assert len([r for r in await asyncio.gather(*(lookuper.lookup({"id": i}) for i in range(50))) if r]) == 50
+    sel = 'table="kv"'
+    prometheus.wait_for(f"sum(fluss_tabletserver_table_messagesIn_total{{{sel}}})", lambda v: v == 20_000)
+    prometheus.wait_for(f"sum(fluss_tabletserver_table_remoteKvCopyBytes_total{{{sel}}})", lambda v: v > 0)
+    prometheus.wait_for("sum(fluss_tabletserver_kvSnapshotDurationMs_count)", lambda v: v >= 2)
+    assert prometheus.scalar("sum(fluss_tabletserver_kvSnapshotSize_sum)") > 0
+    assert prometheus.scalar("sum(fluss_tabletserver_kvFlush_total)") >= 1
+    assert prometheus.scalar("sum(fluss_tabletserver_kvFlushLatencyMs_count)") >= 1
+    prometheus.wait_for(f"sum(fluss_tabletserver_table_bucket_logicalStorage_kvSize{{{sel}}})", lambda v: v > 0)
+    assert prometheus.scalar(f"count(fluss_tabletserver_table_bucket_logicalStorage_kvSize{{{sel}}})") == 2
+    assert prometheus.scalar("sum(fluss_tabletserver_logicalStorage_kvSize)") > 0
+    assert prometheus.scalar("sum(fluss_tabletserver_writerIdCount)") >= 1
+    put = prometheus.scalar(f"sum(fluss_tabletserver_table_totalPutKvRequests_total{{{sel}}})")
+    assert put >= 4
+    # a write that reaches a new leader before its KV state is open fails (and is retried by the writer)
+    assert prometheus.scalar(f"sum(fluss_tabletserver_table_failedPutKvRequests_total{{{sel}}})") < put
+    prometheus.wait_for(f"sum(fluss_tabletserver_table_totalLookupRequests_total{{{sel}}})", lambda v: v >= 1)
+    assert prometheus.scalar('sum(fluss_tabletserver_request_requests_total{request="lookup"})') >= 1
+    # incompressible rows roll 256 kb segments: each roll flushes the sealed segment
+    segmented = await _create(mconn, "segmented", buckets=1, replication=1)
+    writer = (await mconn.get_table(segmented)).new_append().create_writer()
+    for start in range(0, 20_000, 5000):
+        writer.write_arrow_batch(pa.record_batch([pa.array(range(start, start + 5000), pa.int64()),
+                                                  pa.array([uuid.uuid4().hex for _ in range(5000)])], schema=SCHEMA))
+        await writer.flush()
+    prometheus.wait_for("sum(fluss_tabletserver_logFlush_total)", lambda v: v >= 1)
+    assert prometheus.scalar("sum(fluss_tabletserver_logFlushLatencyMs_count)") >= 1
+    assert prometheus.scalar("sum(fluss_tabletserver_table_bucket_log_numSegments)") > \
+        prometheus.scalar("count(fluss_tabletserver_table_bucket_log_numSegments)")
+    await lookuper.aclose()
+    await upsert.aclose()
+    await mconn.get_admin().drop_table(path)  # its series go with its last replica
+    prometheus.wait_for(f"count(fluss_tabletserver_table_messagesIn_total{{{sel}}}) or vector(0)",
+                        lambda v: v == 0, timeout_s=30)
