@@ -34,12 +34,14 @@ from fluss.gateway.errors import (
 )
 from fluss.gateway.http import JSON, GatewayMiddleware, error_response_bytes, request_id_of
 from fluss.gateway.json_rows import RowsInvalid
+from fluss.gateway.metrics import GatewayMetrics, RequestMetricsMiddleware, metrics_endpoint
 from fluss.gateway.principal import NoAuthentication, PrincipalResolver
 from fluss.gateway.routes import catalog, reads, records, system
 
 log = logging.getLogger(__name__)
 
 API_VERSION = "1.0.0"
+DASHBOARD_PATH = "/dashboard"
 TITLE = "fluss-gateway"
 DESCRIPTION = ("Stateless REST gateway for fluss-py clusters, following Apache Fluss's FIP-49 REST design "
                "(metadata, DDL, writes), plus lookups, bounded scans and union read.")
@@ -54,6 +56,12 @@ def _error(request: Request, status: int, code: str, message: str, details: list
 def create_app(config: GatewayConfig, resolver: PrincipalResolver | None = None) -> FastAPI:
     """A gateway application for ``config`` (serve it with uvicorn, or ``fluss gateway``)."""
 
+    dashboard = None
+    if config.dashboard_cluster is not None:
+        from fluss.dashboard.app import Dashboard
+
+        dashboard = Dashboard(config.clusters[config.dashboard_cluster], config.dashboard_interval_s)
+
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         app.state.ready = True
@@ -61,6 +69,9 @@ def create_app(config: GatewayConfig, resolver: PrincipalResolver | None = None)
             yield
         finally:
             app.state.ready = False
+            if dashboard is not None:
+                await dashboard.close()
+            app.state.metrics.close()
             await app.state.registry.close()
 
     app = FastAPI(title=TITLE, version=API_VERSION, description=DESCRIPTION, lifespan=lifespan,
@@ -68,10 +79,18 @@ def create_app(config: GatewayConfig, resolver: PrincipalResolver | None = None)
     app.state.registry = ClusterRegistry(config)
     app.state.ledgers = {}
     app.state.ready = False
+    app.state.metrics = GatewayMetrics()
     for module in (system, catalog, records, reads):
         app.include_router(module.router)
+    app.add_api_route("/metrics", metrics_endpoint, methods=["GET"], include_in_schema=False, name="metrics")
+    if dashboard is not None:  # the dashboard's pages, with this gateway's door (principal, request ids)
+        from fluss.dashboard.app import mountable_app
+
+        app.mount(DASHBOARD_PATH, mountable_app(dashboard), name="dashboard")
     app.add_middleware(GatewayMiddleware, resolver=resolver or NoAuthentication(),
                        max_body_bytes=config.max_body_bytes)
+    app.add_middleware(RequestMetricsMiddleware, metrics=app.state.metrics,  # outermost: times the whole request
+                       dashboard_prefix=DASHBOARD_PATH if dashboard is not None else None)
 
     @app.exception_handler(GatewayError)
     async def gateway_error(request: Request, exc: GatewayError) -> Response:

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 
+from fluss.gateway.config import DEFAULT_CLUSTER_ID
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("gateway", help="run the REST gateway (HTTP/JSON and Arrow over the Python client)")
@@ -18,6 +20,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-body-size", default="64mb", help="largest request body (default 64mb)")
     p.add_argument("--ledger-database", default="fluss_gateway",
                    help="database of the exactly-once write ledger (Idempotency-Key)")
+    p.add_argument("--dashboard", nargs="?", const=DEFAULT_CLUSTER_ID, default=None, metavar="CLUSTER_ID",
+                   help="also serve the web dashboard of a cluster at /dashboard (default cluster: 'default')")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(handler=run)
 
@@ -39,7 +43,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         config = GatewayConfig(clusters, client_options=parse_options(args.client_option),
                                max_body_bytes=parse_memory_size(args.max_body_size, "--max-body-size"),
-                               ledger_database=args.ledger_database)
+                               ledger_database=args.ledger_database, dashboard_cluster=args.dashboard)
     except ValueError as e:
         raise SystemExit(f"fluss gateway: {e}") from None
     uvicorn.run(create_app(config), host=args.host, port=args.port, log_level=args.log_level,

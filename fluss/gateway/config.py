@@ -42,6 +42,10 @@ class GatewayConfig:
     ledger_database: str = "fluss_gateway"
     #: How long table metadata is cached (a DDL through this gateway drops its entry at once).
     metadata_ttl_s: float = 5.0
+    #: Cluster whose web dashboard is mounted at ``/dashboard`` (``fluss dashboard``'s pages); None: no dashboard.
+    dashboard_cluster: str | None = None
+    #: Seconds between two scrapes of the servers' metrics by the mounted dashboard.
+    dashboard_interval_s: float = 2.0
 
     def __post_init__(self) -> None:
         if not self.clusters:
@@ -55,6 +59,9 @@ class GatewayConfig:
         if acks.lower() not in ("all", "-1", "1"):
             raise ValueError(f"writer.acks={acks}: the gateway answers a write only once it is acknowledged, "
                              "so acks must be 'all' or '1'")
+        if self.dashboard_cluster is not None and self.dashboard_cluster not in self.clusters:
+            raise ValueError(f"dashboard cluster {self.dashboard_cluster!r} is not one of the gateway's clusters "
+                             f"({', '.join(sorted(self.clusters))})")
         if self.max_body_bytes < 1024:
             raise ValueError(f"max body size {self.max_body_bytes} is below 1 KiB")
 

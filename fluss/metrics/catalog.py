@@ -184,3 +184,13 @@ L_LOOKUPS = _spec(CL, "lookupsPerSecond", _M, "Keys looked up (lookups and prefi
 L_REQUESTS = _spec(CL, "lookupRequestsPerSecond", _M, "Lookup and PrefixLookup requests sent.", TABLE)
 L_LATENCY = _spec(CL, "lookupLatencyMs", _H, "Time from the oldest key of a request being asked to its answer (ms).",
                   TABLE)
+
+# ---------------------------------------------------------------- REST gateway (fluss gateway, GET /metrics)
+GW = "gateway_request"
+GATEWAY = ("request",)  # the route's operation id (appendRows, lookup, ...), "dashboard" or "unmatched"
+GW_REQUESTS = _spec(GW, "requestsPerSecond", _M, "HTTP requests the gateway answered, per operation.", GATEWAY)
+GW_ERRORS = _spec(GW, "errorsPerSecond", _M, "Requests answered with a 4xx or 5xx status.", GATEWAY)
+GW_SERVER_ERRORS = _spec(GW, "serverErrorsPerSecond", _M, "Requests answered with a 5xx status.", GATEWAY)
+GW_TOTAL_TIME = _spec(GW, "totalTimeMs", _H, "Time from a request's arrival to the end of its response (ms).",
+                      GATEWAY)
+GW_IN_FLIGHT = _spec("gateway", "requestsInFlight", _G, "Requests being answered now.")

@@ -69,6 +69,12 @@ With `client.metrics.enabled: true` in a client's `Config`, a connection keeps t
 add them to an application's own `prometheus_client` registry with `connection.metrics.register(registry)`, or let
 the connection serve them itself with `metrics.reporters: prometheus` and `metrics.reporter.prometheus.port` in the
 same `Config` (the same keys as the servers', `client.`-prefixed or not).
+
+## REST gateway metrics
+
+`fluss gateway` serves its own metrics at `GET /metrics` on its HTTP port (Prometheus text format; always on, no
+option): per operation (`request` is the route's OpenAPI operation id, `dashboard` for the mounted dashboard,
+`unmatched` for unknown paths) the request rate, errors and latency, plus the requests in flight.
 """
 
 SECTIONS: list[tuple[str, str]] = [
@@ -81,11 +87,14 @@ SECTIONS: list[tuple[str, str]] = [
     ("Client: writers", "client_writer"),
     ("Client: scanners", "client_scanner"),
     ("Client: lookups", "client_lookuper"),
+    ("REST gateway", "gateway"),
 ]
 
 
 def _section_of(spec: MetricSpec) -> str:
     scope = spec.scope
+    if scope == "gateway" or scope.startswith("gateway_"):
+        return "gateway"
     if scope.endswith("_request"):
         return "_request"
     if scope.endswith("_zookeeper"):
