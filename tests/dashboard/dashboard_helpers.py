@@ -1,5 +1,6 @@
-"""Fixtures and helpers of the dashboard tests: the dashboard as users run it (``fluss dashboard`` in its own process) against the shared cluster, and a headless
-Chromium (Debian's ``chromium`` and ``chromium-driver``) driven by Selenium."""
+"""Fixtures and helpers of the dashboard tests: the dashboard as users run it (``fluss dashboard`` in its own
+process) against the shared cluster, and a headless Chromium (Debian's ``chromium`` and ``chromium-driver``) driven
+by Selenium. A missing browser or driver fails the tests (never skips them)."""
 
 from __future__ import annotations
 
@@ -63,6 +64,10 @@ def browser(tmp_path_factory):
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
 
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
+    if missing:  # fail, never skip: `make setup` installs both (Debian's chromium and chromium-driver)
+        raise RuntimeError(f"{' and '.join(missing)} missing: install Debian's chromium and chromium-driver "
+                           "(make setup does)")
     options = Options()
     options.binary_location = CHROMIUM
     profile = tmp_path_factory.mktemp("chromium-profile")

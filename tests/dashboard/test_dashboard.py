@@ -85,22 +85,30 @@ async def test_pages_load_show_the_tables_and_update(cluster, conn, database, da
     await upsert.flush()
 
     browser.get(dashboard_url)
-    _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "[data-testid=server-row]"), what="the overview")
-    assert len(browser.find_elements(By.CSS_SELECTOR, "[data-testid=server-row]")) == 3
-    assert browser.find_element(By.CSS_SELECTOR, "[data-card='tablet servers'] .value").text == "3"
-    assert browser.find_element(By.CSS_SELECTOR, "[data-testid=coordinator-row]").text.count("active") == 1
+    # every read of the page is retried: it re-renders itself each interval (an element can go stale)
+    _wait(lambda: len(browser.find_elements(By.CSS_SELECTOR, "[data-testid=server-row]")) == 3
+          and browser.find_element(By.CSS_SELECTOR, "[data-card='tablet servers'] .value").text == "3"
+          and browser.find_element(By.CSS_SELECTOR, "[data-testid=coordinator-row]").text.count("active") == 1,
+          what="the overview")
     # the charts fill as the dashboard samples the servers' metrics
     _wait(lambda: int(browser.find_element(By.CSS_SELECTOR, "svg[data-chart=produce-records]")
                       .get_attribute("data-points")) >= 3, what="the produce chart")
     screenshot(browser, "overview")
 
     browser.get(dashboard_url + "#/tables")
-    row = _wait(lambda: browser.find_elements(By.CSS_SELECTOR, f"[data-table='{database}.clicks']"),
-                what="the table list")[0]
-    assert "log" in row.text and browser.find_elements(By.CSS_SELECTOR, f"[data-table='{database}.users']")
+
+    def clicks_row():
+        return browser.find_element(By.CSS_SELECTOR, f"[data-table='{database}.clicks']")
+
+    _wait(lambda: "log" in clicks_row().text
+          and browser.find_elements(By.CSS_SELECTOR, f"[data-table='{database}.users']"), what="the table list")
     screenshot(browser, "tables")
 
-    row.find_element(By.TAG_NAME, "a").click()
+    def open_clicks() -> bool:
+        clicks_row().find_element(By.TAG_NAME, "a").click()
+        return True
+
+    _wait(open_clicks, what="the link to the table")
     _wait(lambda: len(browser.find_elements(By.CSS_SELECTOR, "[data-testid=bucket-row]")) == 4, what="the buckets")
 
     def shown_end_offsets() -> int:
@@ -108,7 +116,7 @@ async def test_pages_load_show_the_tables_and_update(cluster, conn, database, da
         return sum(int(c.text.replace(",", "")) for c in cells)
 
     _wait(lambda: shown_end_offsets() == 3000, what="the end offsets")
-    assert browser.find_element(By.CSS_SELECTOR, "[data-testid=rows]").text == "3,000"
+    _wait(lambda: browser.find_element(By.CSS_SELECTOR, "[data-testid=rows]").text == "3,000", what="the rows")
     await _append(conn, log_path, 3000, 2000)  # the open page picks the new rows up by itself
     _wait(lambda: shown_end_offsets() == 5000, what="the updated end offsets")
     _wait(lambda: browser.find_element(By.CSS_SELECTOR, "[data-testid=rows]").text == "5,000", what="the row count")
