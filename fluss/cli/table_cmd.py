@@ -124,7 +124,10 @@ async def _list(conn, database: str | None) -> int:
 async def _describe(conn, path, args) -> int:
     from fluss.table_report import describe_table
 
-    print(await describe_table(conn, path))
+    with progress() as bar:  # a big table: every bucket's offsets and sizes are asked for (a spinner on a tty)
+        bar.add_task(f"describing {path}", total=None)
+        text = await describe_table(conn, path)
+    print(text)
     return 0
 
 
