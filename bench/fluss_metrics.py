@@ -130,7 +130,8 @@ async def _scrape_1000_buckets() -> Measurement:
                 fluss.Config({"bootstrap.servers": cluster.bootstrap_servers})) as conn:
             path = fluss.TablePath("fluss", "wide")
             await conn.get_admin().create_table(path, fluss.TableDescriptor(
-                fluss.Schema(SCHEMA), bucket_count=SCRAPE_BUCKETS, properties={"table.replication.factor": "1"}))
+                fluss.Schema(SCHEMA), bucket_count=SCRAPE_BUCKETS, bucket_keys=["seq"],  # rows in every bucket
+                properties={"table.replication.factor": "1"}))
             deadline = time.monotonic() + 300
             while parse(fetch_text(endpoint)).value("fluss_tabletserver_leaderCount", 0) < SCRAPE_BUCKETS:
                 if time.monotonic() > deadline:
@@ -138,8 +139,7 @@ async def _scrape_1000_buckets() -> Measurement:
                 await asyncio.sleep(1)
             writer = (await conn.get_table(path)).new_append().create_writer()
             batch = make_batch(SCRAPE_BUCKETS * 10)
-            for start in range(0, batch.num_rows, 200):  # sticky assignment: a new bucket per batch
-                writer.write_arrow_batch(batch.slice(start, 200))
+            writer.write_arrow_batch(batch)
             await writer.flush()
         times, text = [], ""
         for _ in range(SCRAPES):

@@ -191,6 +191,11 @@ class ServerConfig:
         self.bind_address()
         if self.get(ADVERTISED_LISTENERS):
             self.advertised_address()
+        from fluss.metrics.prometheus import parse_port_range
+        from fluss.metrics.reporters import reporter_names
+
+        reporter_names(self.get(METRICS_REPORTERS))  # an unknown reporter stops the server before it starts
+        parse_port_range(self.get(METRICS_PROMETHEUS_PORT) or "9249", METRICS_PROMETHEUS_PORT)
         return warnings
 
     def as_dict(self) -> dict[str, str]:

@@ -27,7 +27,8 @@ async def test_a_thousand_buckets_scrape_fast_with_bounded_series():
                 fluss.Config({"bootstrap.servers": cluster.bootstrap_servers})) as conn:
             schema = pa.schema([("id", pa.int64())])
             path = fluss.TablePath("fluss", "wide")
-            await conn.get_admin().create_table(path, fluss.TableDescriptor(fluss.Schema(schema), bucket_count=BUCKETS))
+            await conn.get_admin().create_table(path, fluss.TableDescriptor(
+                fluss.Schema(schema), bucket_count=BUCKETS, bucket_keys=["id"]))  # hashed: rows in (nearly) every bucket
             deadline = time.monotonic() + 240
             while scrape(endpoint).value("fluss_tabletserver_leaderCount") != BUCKETS:
                 assert time.monotonic() < deadline, "the buckets did not all get their leader"

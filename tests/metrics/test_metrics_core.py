@@ -163,6 +163,18 @@ def test_reporters_by_name():
     assert create_reporters({}, MetricRegistry(), {}, "127.0.0.1") == []
 
 
+def test_server_config_check_refuses_bad_metric_options_before_start():
+    from fluss.server.config import ServerConfig
+
+    base = {"zookeeper.address": "127.0.0.1:2181", "bind.listeners": "FLUSS://127.0.0.1:9123"}
+    assert ServerConfig({**base, "metrics.reporters": "prometheus",
+                         "metrics.reporter.prometheus.port": "9250-9260"}).check() == []
+    with pytest.raises(FlussError, match="Unknown metric reporter 'jmx'"):
+        ServerConfig({**base, "metrics.reporters": "jmx"}).check()
+    with pytest.raises(FlussError, match="metrics.reporter.prometheus.port"):
+        ServerConfig({**base, "metrics.reporter.prometheus.port": "9300-9200"}).check()
+
+
 def test_metrics_doc_is_current():
     from fluss.metrics.docs import main
 
