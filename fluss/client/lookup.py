@@ -572,13 +572,13 @@ class LookupSender:
                 retry.extend(self._failed([p], err))
             else:
                 ok.append((p, r))
+        metrics = self.metrics
+        if metrics is not None:  # before the callers wake up: what they read afterwards includes this request
+            metrics.requests.count += 1
+            metrics.lookups.count += sum(len(p.keys) for p, _ in ok)
+            metrics.latency.update((time.monotonic() - min(p.started for p in entries)) * 1000)
         if ok:
             self._deliver(ok)
-        if self.metrics is not None:
-            m = self.metrics
-            m.requests.count += 1
-            m.lookups.count += sum(len(p.keys) for p, _ in ok)
-            m.latency.update((time.monotonic() - min(p.started for p in entries)) * 1000)
         return retry
 
     def _failed(self, parts: list[_Part], err: FlussError) -> list[_Part]:

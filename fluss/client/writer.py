@@ -424,9 +424,9 @@ class Sender:
             err = r if isinstance(r, FlussError) else (to_error(r.error) if r is not None else
                                                        FlussError("no result", ErrorCode.NETWORK_EXCEPTION))
             if err is None:
-                self._acknowledged(tb, batches)
-                if metrics is not None:
+                if metrics is not None:  # before flush() can return: it then sees these batches counted
                     self._account_sent(batches)
+                self._acknowledged(tb, batches)
                 continue
             action = RetryAction.FAIL if self._dead is not None else self._retry_action(tb, batches, err)
             if action is not RetryAction.FAIL:
