@@ -263,6 +263,12 @@ class LogScanner:
         if not self._offsets:
             raise FlussError("Subscribe to at least one bucket before reading", ErrorCode.CLIENT_ERROR)
         ends = self._io.call(self._end_offsets())
+        for tb, end in ends.items():
+            start = self._offsets.get(tb, end)
+            if start > end:  # nothing this read could return: say so instead of returning nothing
+                raise FlussError(f"Start offset {start} of bucket {tb.bucket_id} of '{self._table.table_path}' is "
+                                 f"past the end of its log (the latest offset is {end})",
+                                 ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION)
         remaining = self._limit
         while True:
             self._resolve_pending()

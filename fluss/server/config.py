@@ -41,6 +41,7 @@ MAX_BUCKET_NUM = "max.bucket.num"
 MAX_REQUEST_SIZE = "netty.server.max-request-size"
 KV_SNAPSHOT_INTERVAL = "kv.snapshot.interval"
 KV_SNAPSHOT_NUM_RETAINED = "kv.snapshot.num-retained"
+HIGH_WATERMARK_CHECKPOINT_INTERVAL = "log.replica.high-watermark.checkpoint-interval"
 
 REMOTE_LOG_TASK_INTERVAL = "remote.log.task-interval-duration"
 AUTO_PARTITION_CHECK_INTERVAL = "auto-partition.check.interval"
@@ -92,6 +93,8 @@ SERVER_OPTIONS = OptionRegistry("server option", [
     Option(KV_SNAPSHOT_INTERVAL, _DUR, "10min", "How often changed KV state is snapshotted to remote storage.",
            min=1),
     Option(KV_SNAPSHOT_NUM_RETAINED, _I, "2", "KV snapshots kept per bucket.", min=1),
+    Option(HIGH_WATERMARK_CHECKPOINT_INTERVAL, _DUR, "5s",
+           "How often each bucket's high watermark and recovery point are checkpointed.", min=1),
     Option(DATALAKE_FORMAT, OptionType.ENUM, None, "The cluster's data lake format (unset: no lake).",
            values=("paimon", "iceberg", "lance"), supported_values=("paimon",)),
     Option("datalake.paimon.*", _S, None, "Paimon catalog options of the lake (warehouse, metastore, ...)."),

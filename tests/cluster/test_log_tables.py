@@ -206,6 +206,13 @@ async def test_fetch_outside_the_log_is_an_offset_error(conn, admin, database):
     with pytest.raises(FlussError) as e:
         await scanner.poll(200)
     assert e.value.error_code == ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION
+    for read in ("to_arrow", "poll_arrow"):  # a batch read from past the end fails too, rather than return nothing
+        batches = await table.new_scan().create_record_batch_log_scanner()
+        batches.subscribe(0, 10**12)
+        with pytest.raises(FlussError) as e:
+            await (batches.to_arrow() if read == "to_arrow" else batches.poll_arrow(200))
+        assert e.value.error_code == ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION, read
+        assert "1000000000000" in e.value.message, e.value.message
 
 
 async def test_list_offsets_by_timestamp(conn, admin, database):

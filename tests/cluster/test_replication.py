@@ -81,6 +81,7 @@ async def _create(conn, name, buckets=3):
     await admin.create_table(path, TableDescriptor(Schema(pa.schema([("writer", pa.int32()), ("seq", pa.int64())])),
                                                    bucket_count=buckets, bucket_keys=["writer"]))
     await _wait_until(lambda: _full_isr(conn, path), 20, "a full ISR")
+    await admin.list_offsets(path, list(range(buckets)), OffsetSpec.latest())  # every leader serves its bucket
     return path, await conn.get_table(path)
 
 

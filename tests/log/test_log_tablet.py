@@ -425,7 +425,7 @@ def test_torn_tail_is_cut_off_on_open(tmp_path):
         assert read_all(tablet) == list(range(230))
 
 
-def test_unflushed_corrupt_batch_is_cut_with_everything_after_it(tmp_path):
+def test_unflushed_corrupt_batch_is_cut_with_everything_after_it(tmp_path, caplog):
     directory = tmp_path / "t"
     tablet = LogTablet.open(directory, SMALL)
     fill(tablet, 100, batch_size=10)
@@ -441,9 +441,65 @@ def test_unflushed_corrupt_batch_is_cut_with_everything_after_it(tmp_path):
         f.seek(position + 200)
         f.write(bytes([byte[0] ^ 1]))
     del tablet  # no close(): like a killed process (the page cache holds what was written)
-    with LogTablet.open(directory, SMALL) as reopened:
-        assert reopened.log_end_offset == 120
-        assert read_all(reopened) == list(range(120))
+    with caplog.at_level("WARNING", logger="fluss.server.log.loader"):
+        with LogTablet.open(directory, SMALL) as reopened:
+            assert reopened.log_end_offset == 120
+            assert read_all(reopened) == list(range(120))
+    cut = [r.getMessage() for r in caplog.records if "Cut" in r.getMessage()]
+    assert cut and log_path.name in cut[0] and "offset 120" in cut[0], caplog.text
+
+
+def test_checkpoint_moves_the_recovery_point_so_a_reopen_rechecks_only_newer_data(tmp_path, caplog):
+    directory = tmp_path / "t"
+    tablet = LogTablet.open(directory, LogConfig(segment_bytes=1 << 20, index_interval_bytes=512))
+    fill(tablet, 100, batch_size=10)
+    assert tablet.recovery_point == 0
+    assert tablet.checkpoint() and tablet.recovery_point == 100
+    assert not tablet.checkpoint()  # nothing new
+    fill(tablet, 130, batch_size=10)
+    assert CheckpointFile(directory / CHECKPOINT_FILE_NAME).read()["recovery_point"] == 100
+    del tablet  # killed: offsets >= 100 are checked again at start-up, the rest is trusted
+    with caplog.at_level("WARNING", logger="fluss.server.log.loader"):
+        with LogTablet.open(directory, SMALL) as reopened:
+            assert read_all(reopened) == list(range(130))
+    assert "beyond the recovery point 100" in caplog.text
+
+
+def test_a_checkpoint_racing_a_truncation_keeps_the_old_recovery_point(tmp_path, monkeypatch):
+    tablet = LogTablet.open(tmp_path / "t", LogConfig(segment_bytes=1 << 20))
+    fill(tablet, 50, batch_size=10)
+    real_flush = segment_module.LogSegment.flush
+
+    def flush_then_truncate(segment):  # the truncation lands while the checkpoint fsyncs outside the lock
+        real_flush(segment)
+        monkeypatch.setattr(segment_module.LogSegment, "flush", real_flush)
+        tablet.truncate_to(20)
+        fill(tablet, 60, batch_size=10)
+
+    monkeypatch.setattr(segment_module.LogSegment, "flush", flush_then_truncate)
+    assert not tablet.checkpoint()
+    assert tablet.recovery_point == 0  # offsets 20..50 were rewritten after the fsync began
+    tablet.close()
+
+
+def test_restart_at_empties_the_log_and_continues_at_the_offset(tmp_path):
+    with LogTablet.open(tmp_path / "t", SMALL) as tablet:
+        fill(tablet, 30)
+        tablet.restart_at(500)
+        assert (tablet.log_start_offset, tablet.log_end_offset, tablet.high_watermark) == (500, 500, 500)
+        info = tablet.append_as_follower(assign_offsets(client_batch(range(500, 505)), 500, 3, 1))
+        assert (info.first_offset, info.last_offset) == (500, 504)
+    with LogTablet.open(tmp_path / "t", SMALL) as tablet:
+        assert read_all(tablet, start=500) == list(range(500, 505))
+
+
+def test_errors_name_the_log_not_its_directory(tmp_path):
+    with LogTablet.open(tmp_path / "bucket-0", SMALL, name="table db.t bucket 0") as tablet:
+        fill(tablet, 10)
+        for call in (lambda: tablet.read(10**12, 100), lambda: tablet.append_as_leader(b"\0" * 10, 1)):
+            with pytest.raises(FlussError) as e:
+                call()
+            assert "table db.t bucket 0" in e.value.message and str(tmp_path) not in e.value.message
 
 
 def test_recovery_deletes_segments_after_a_segment_that_was_cut_short(tmp_path):

@@ -557,12 +557,14 @@ class GetLatestKvSnapshotsResponse(_message.Message):
     def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., snapshots: _Optional[_Iterable[_Union[KvSnapshotPb, _Mapping]]] = ...) -> None: ...
 
 class AdjustIsrRequest(_message.Message):
-    __slots__ = ("server_id", "bucket")
+    __slots__ = ("server_id", "bucket", "server_epoch")
     SERVER_ID_FIELD_NUMBER: _ClassVar[int]
     BUCKET_FIELD_NUMBER: _ClassVar[int]
+    SERVER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     server_id: int
     bucket: LeaderAndIsrPb
-    def __init__(self, server_id: _Optional[int] = ..., bucket: _Optional[_Union[LeaderAndIsrPb, _Mapping]] = ...) -> None: ...
+    server_epoch: int
+    def __init__(self, server_id: _Optional[int] = ..., bucket: _Optional[_Union[LeaderAndIsrPb, _Mapping]] = ..., server_epoch: _Optional[int] = ...) -> None: ...
 
 class AdjustIsrResponse(_message.Message):
     __slots__ = ("error", "bucket")
@@ -573,10 +575,12 @@ class AdjustIsrResponse(_message.Message):
     def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., bucket: _Optional[_Union[LeaderAndIsrPb, _Mapping]] = ...) -> None: ...
 
 class ControlledShutdownRequest(_message.Message):
-    __slots__ = ("server_id",)
+    __slots__ = ("server_id", "server_epoch")
     SERVER_ID_FIELD_NUMBER: _ClassVar[int]
+    SERVER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     server_id: int
-    def __init__(self, server_id: _Optional[int] = ...) -> None: ...
+    server_epoch: int
+    def __init__(self, server_id: _Optional[int] = ..., server_epoch: _Optional[int] = ...) -> None: ...
 
 class ControlledShutdownResponse(_message.Message):
     __slots__ = ("error", "remaining_leaders")
@@ -587,14 +591,36 @@ class ControlledShutdownResponse(_message.Message):
     def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., remaining_leaders: _Optional[int] = ...) -> None: ...
 
 class CommitKvSnapshotRequest(_message.Message):
-    __slots__ = ("server_id", "leader_epoch", "snapshot")
+    __slots__ = ("server_id", "leader_epoch", "snapshot", "server_epoch")
     SERVER_ID_FIELD_NUMBER: _ClassVar[int]
     LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     SNAPSHOT_FIELD_NUMBER: _ClassVar[int]
+    SERVER_EPOCH_FIELD_NUMBER: _ClassVar[int]
     server_id: int
     leader_epoch: int
     snapshot: KvSnapshotPb
-    def __init__(self, server_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., snapshot: _Optional[_Union[KvSnapshotPb, _Mapping]] = ...) -> None: ...
+    server_epoch: int
+    def __init__(self, server_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., snapshot: _Optional[_Union[KvSnapshotPb, _Mapping]] = ..., server_epoch: _Optional[int] = ...) -> None: ...
+
+class ReportStorageStateRequest(_message.Message):
+    __slots__ = ("server_id", "server_epoch", "writable", "reason")
+    SERVER_ID_FIELD_NUMBER: _ClassVar[int]
+    SERVER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    WRITABLE_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    server_id: int
+    server_epoch: int
+    writable: bool
+    reason: str
+    def __init__(self, server_id: _Optional[int] = ..., server_epoch: _Optional[int] = ..., writable: bool = ..., reason: _Optional[str] = ...) -> None: ...
+
+class ReportStorageStateResponse(_message.Message):
+    __slots__ = ("error", "remaining_leaders")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REMAINING_LEADERS_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    remaining_leaders: int
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., remaining_leaders: _Optional[int] = ...) -> None: ...
 
 class CommitKvSnapshotResponse(_message.Message):
     __slots__ = ("error",)

@@ -948,6 +948,11 @@ class CoordinatorServiceStub(object):
                 request_serializer=fluss__api__pb2.GetKvSnapshotRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.GetKvSnapshotResponse.FromString,
                 _registered_method=True)
+        self.ReportStorageState = channel.unary_unary(
+                '/fluss.rpc.CoordinatorService/ReportStorageState',
+                request_serializer=fluss__api__pb2.ReportStorageStateRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.ReportStorageStateResponse.FromString,
+                _registered_method=True)
 
 
 class CoordinatorServiceServicer(object):
@@ -977,6 +982,12 @@ class CoordinatorServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def ReportStorageState(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CoordinatorServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -999,6 +1010,11 @@ def add_CoordinatorServiceServicer_to_server(servicer, server):
                     servicer.GetKvSnapshot,
                     request_deserializer=fluss__api__pb2.GetKvSnapshotRequest.FromString,
                     response_serializer=fluss__api__pb2.GetKvSnapshotResponse.SerializeToString,
+            ),
+            'ReportStorageState': grpc.unary_unary_rpc_method_handler(
+                    servicer.ReportStorageState,
+                    request_deserializer=fluss__api__pb2.ReportStorageStateRequest.FromString,
+                    response_serializer=fluss__api__pb2.ReportStorageStateResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1109,6 +1125,33 @@ class CoordinatorService(object):
             '/fluss.rpc.CoordinatorService/GetKvSnapshot',
             fluss__api__pb2.GetKvSnapshotRequest.SerializeToString,
             fluss__api__pb2.GetKvSnapshotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ReportStorageState(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.CoordinatorService/ReportStorageState',
+            fluss__api__pb2.ReportStorageStateRequest.SerializeToString,
+            fluss__api__pb2.ReportStorageStateResponse.FromString,
             options,
             channel_credentials,
             insecure,

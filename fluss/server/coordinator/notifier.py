@@ -12,6 +12,7 @@ import logging
 
 import grpc
 
+from fluss.errors import RETRIABLE_CODES
 from fluss.metadata import ServerNode, TableBucket
 from fluss.rpc.channels import ChannelPool
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -96,14 +97,21 @@ class TabletNotifier:
                         req = self.build_leader_and_isr(payload)
                         if not req.buckets:
                             break
-                        await stub.NotifyLeaderAndIsr(req, timeout=10)
+                        resp = await stub.NotifyLeaderAndIsr(req, timeout=10)
                     else:
-                        await stub.StopReplica(pb.StopReplicaRequest(coordinator_epoch=self.ctx.epoch,
-                                                                     buckets=payload), timeout=10)
-                    break
+                        resp = await stub.StopReplica(pb.StopReplicaRequest(coordinator_epoch=self.ctx.epoch,
+                                                                            buckets=payload), timeout=10)
                 except grpc.aio.AioRpcError as e:
                     log.debug("notify tablet server %d failed (%s); retrying", node.id, e.code())
                     await asyncio.sleep(RETRY_DELAY_S)
+                    continue
+                if resp.error.code in RETRIABLE_CODES:  # e.g. the server could not check it against ZooKeeper
+                    log.info("tablet server %d: %s; retrying", node.id, resp.error.message)
+                    await asyncio.sleep(RETRY_DELAY_S)
+                    continue
+                if resp.error.code:
+                    log.warning("tablet server %d refused %s: %s", node.id, kind, resp.error.message)
+                break
 
     async def close(self) -> None:
         for task in self._tasks.values():

@@ -25,6 +25,7 @@ from fluss.server.config import (
     DEFAULT_REPLICATION_FACTOR,
     MAX_BUCKET_NUM,
     MAX_PARTITION_NUM,
+    REMOTE_DATA_DIR,
     ServerConfig,
 )
 from fluss.server.coordinator.assignment import assign_replicas
@@ -34,6 +35,7 @@ from fluss.server.coordinator.context import (
     membership_changes,
     table_info_of,
 )
+from fluss.server.coordinator.control_checks import check_lake_snapshot
 from fluss.server.coordinator.notifier import TabletNotifier
 from fluss.server.coordinator.validation import (
     check_database_name,
@@ -86,6 +88,7 @@ class CoordinatorEventProcessor:
         self.shutting_down: set[int] = set()
         self.lake = LakeCatalogProcess(config.as_dict())
         self.on_event_done = on_event_done  # (event type, ms queued, ms processing): the coordinator's metrics
+        self.storage_failed: set[int] = set()  # servers that reported they cannot write their disk
 
     # ------------------------------------------------------------ lifecycle
 
@@ -396,6 +399,7 @@ class CoordinatorEventProcessor:
         node = self.ctx.live_servers.pop(sid, None)
         self.ctx.registered_at.pop(sid, None)
         self.shutting_down.discard(sid)
+        self.storage_failed.discard(sid)
         log.info("tablet server %d left the cluster", sid)
         self.notifier.forget(sid, node)
         for tb in self.ctx.buckets_hosted_by(sid):
@@ -404,7 +408,7 @@ class CoordinatorEventProcessor:
                 continue
             isr = [r for r in lai.isr if r != sid]
             if lai.leader == sid:
-                candidates = [r for r in isr if r in self.ctx.live_servers and r not in self.shutting_down]
+                candidates = [r for r in isr if r in self.ctx.live_servers and r not in self.ineligible]
                 if candidates:
                     new = LeaderAndIsr(candidates[0], lai.leader_epoch + 1, isr, self.ctx.epoch, lai.bucket_epoch + 1)
                 else:  # keep the last leader in the ISR: it is the one that must come back
@@ -435,12 +439,23 @@ class CoordinatorEventProcessor:
 
     # ------------------------------------------------------------ replication requests from leaders
 
-    async def adjust_isr(self, server_id: int, tb: TableBucket, leader_epoch: int, bucket_epoch: int,
-                         new_isr: list[int]) -> LeaderAndIsr:
-        return await self.submit(self._adjust_isr, server_id, tb, leader_epoch, bucket_epoch, new_isr)
+    async def _check_server(self, server_id: int, server_epoch: int) -> None:
+        """A tablet server's request is taken only from the incarnation registered now: a live server id whose
+        ZooKeeper registration has ``server_epoch`` (the registration node's creation zxid)."""
+        current = await self._zk(self.zk.tablet_server_epoch, server_id) if server_id in self.ctx.live_servers else None
+        if current is None:
+            raise FlussError(f"Tablet server {server_id} is not registered", ErrorCode.SERVER_NOT_EXIST_EXCEPTION)
+        if current != server_epoch:
+            raise FlussError(f"Tablet server {server_id} is registered with another epoch than {server_epoch} (a "
+                             "previous incarnation's request, or nobody's)", ErrorCode.SERVER_NOT_EXIST_EXCEPTION)
 
-    async def _adjust_isr(self, server_id: int, tb: TableBucket, leader_epoch: int, bucket_epoch: int,
-                          new_isr: list[int]) -> LeaderAndIsr:
+    async def adjust_isr(self, server_id: int, server_epoch: int, tb: TableBucket, leader_epoch: int,
+                         bucket_epoch: int, new_isr: list[int]) -> LeaderAndIsr:
+        return await self.submit(self._adjust_isr, server_id, server_epoch, tb, leader_epoch, bucket_epoch, new_isr)
+
+    async def _adjust_isr(self, server_id: int, server_epoch: int, tb: TableBucket, leader_epoch: int,
+                          bucket_epoch: int, new_isr: list[int]) -> LeaderAndIsr:
+        await self._check_server(server_id, server_epoch)
         entry = self.ctx.leaders.get(tb)
         if entry is None:
             raise FlussError(f"{tb} does not exist", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
@@ -452,28 +467,62 @@ class CoordinatorEventProcessor:
             raise FlussError(f"Stale ISR update for {tb}: bucket epoch {bucket_epoch}, current {lai.bucket_epoch}",
                              ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
         replicas = self.ctx.replicas(tb)
-        if server_id not in new_isr or any(r not in replicas for r in new_isr):
+        if server_id not in new_isr or any(r not in replicas for r in new_isr) or len(set(new_isr)) != len(new_isr):
             raise FlussError(f"Invalid ISR {new_isr} for {tb} with replicas {replicas}",
                              ErrorCode.INELIGIBLE_REPLICA_EXCEPTION)
-        # a server in controlled shutdown may leave the ISR but never re-enter it
-        isr = [r for r in replicas if r in new_isr and (r not in self.shutting_down or r in lai.isr)]
+        joining = [r for r in new_isr if r not in lai.isr and r not in self.ctx.live_servers]
+        if joining:
+            raise FlussError(f"ISR {new_isr} for {tb} adds tablet server(s) {joining} that are not registered",
+                             ErrorCode.INELIGIBLE_REPLICA_EXCEPTION)
+        # a server in controlled shutdown or with a failed disk may leave the ISR but never re-enter it
+        isr = [r for r in replicas if r in new_isr and (r not in self.ineligible or r in lai.isr)]
         new = LeaderAndIsr(lai.leader, lai.leader_epoch, isr, self.ctx.epoch, lai.bucket_epoch + 1)
         await self._write_leader(tb, new, version, notify=False)
         log.info("ISR of %s changed %s -> %s", tb, lai.isr, isr)
         return new
 
-    async def controlled_shutdown(self, server_id: int) -> int:
-        return await self.submit(self._controlled_shutdown, server_id)
+    @property
+    def ineligible(self) -> set[int]:
+        """Servers that may not lead or join an ISR: stopping, or unable to write their disk."""
+        return self.shutting_down | self.storage_failed
 
-    async def _controlled_shutdown(self, server_id: int) -> int:
+    async def controlled_shutdown(self, server_id: int, server_epoch: int) -> int:
+        return await self.submit(self._controlled_shutdown, server_id, server_epoch)
+
+    async def _controlled_shutdown(self, server_id: int, server_epoch: int) -> int:
         """Moves leadership away from a server that is stopping and takes it out of every ISR."""
+        await self._check_server(server_id, server_epoch)
         self.shutting_down.add(server_id)
+        remaining = await self._move_away_from(server_id)
+        log.info("controlled shutdown of tablet server %d: %d bucket(s) keep it as leader", server_id, remaining)
+        return remaining
+
+    async def report_storage_state(self, server_id: int, server_epoch: int, writable: bool, reason: str) -> int:
+        return await self.submit(self._report_storage_state, server_id, server_epoch, writable, reason)
+
+    async def _report_storage_state(self, server_id: int, server_epoch: int, writable: bool, reason: str) -> int:
+        """A server that cannot write its disk leaves every ISR and its leaderships move to other in-sync replicas
+        (as for a controlled shutdown); once it writes again it may rejoin ISRs as its followers catch up."""
+        await self._check_server(server_id, server_epoch)
+        if writable:
+            if server_id in self.storage_failed:
+                self.storage_failed.discard(server_id)
+                log.info("tablet server %d can write its disk again", server_id)
+            return 0
+        if server_id not in self.storage_failed:
+            log.warning("tablet server %d cannot write its disk (%s): moving its leaderships", server_id, reason)
+        self.storage_failed.add(server_id)
+        return await self._move_away_from(server_id)
+
+    async def _move_away_from(self, server_id: int) -> int:
+        """Moves every leadership of ``server_id`` to another live eligible ISR member and takes it out of every
+        ISR; returns how many buckets it still leads (no other in-sync replica)."""
         remaining = 0
         for tb in self.ctx.buckets_hosted_by(server_id):
             lai, version = self.ctx.leaders[tb]
             isr = [r for r in lai.isr if r != server_id]
             if lai.leader == server_id:
-                candidates = [r for r in isr if r in self.ctx.live_servers and r not in self.shutting_down]
+                candidates = [r for r in isr if r in self.ctx.live_servers and r not in self.ineligible]
                 if not candidates:
                     remaining += 1
                     continue
@@ -483,15 +532,23 @@ class CoordinatorEventProcessor:
             else:
                 continue
             await self._write_leader(tb, new, version)
-        log.info("controlled shutdown of tablet server %d: %d bucket(s) keep it as leader", server_id, remaining)
         return remaining
 
-    async def commit_kv_snapshot(self, server_id: int, leader_epoch: int, tb: TableBucket,
+    async def commit_kv_snapshot(self, server_id: int, server_epoch: int, leader_epoch: int, tb: TableBucket,
                                  record: KvSnapshotRecord) -> None:
-        await self.submit(self._commit_kv_snapshot, server_id, leader_epoch, tb, record)
+        await self.submit(self._commit_kv_snapshot, server_id, server_epoch, leader_epoch, tb, record)
 
-    async def _commit_kv_snapshot(self, server_id: int, leader_epoch: int, tb: TableBucket,
+    async def _commit_kv_snapshot(self, server_id: int, server_epoch: int, leader_epoch: int, tb: TableBucket,
                                   record: KvSnapshotRecord) -> None:
+        await self._check_server(server_id, server_epoch)
+        remote = (self.config.get(REMOTE_DATA_DIR) or "").rstrip("/")
+        if record.snapshot_id < 1 or record.log_offset < 0 or record.create_time <= 0:
+            raise FlussError(f"KV snapshot of {tb} with id {record.snapshot_id}, log offset {record.log_offset} and "
+                             f"create time {record.create_time}: ids start at 1, offsets and times are positive",
+                             ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
+        if not remote or not record.remote_dir.startswith(f"{remote}/kv/") or ".." in record.remote_dir.split("/"):
+            raise FlussError(f"KV snapshot of {tb} must live below {remote or 'remote.data.dir'}/kv/",
+                             ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
         entry = self.ctx.leaders.get(tb)
         if entry is None:
             raise FlussError(f"{tb} does not exist", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
@@ -512,9 +569,11 @@ class CoordinatorEventProcessor:
         await self.submit(self._commit_lake_snapshot, snapshot)
 
     async def _commit_lake_snapshot(self, snapshot: LakeSnapshotRecord) -> None:
-        if snapshot.table_id not in self.ctx.tables_by_id:
+        info = self.ctx.tables_by_id.get(snapshot.table_id)
+        if info is None:
             raise FlussError(f"Table id {snapshot.table_id} does not exist", ErrorCode.TABLE_NOT_EXIST)
         current = await self._zk(self.zk.get_lake_snapshot, snapshot.table_id)
+        check_lake_snapshot(info, snapshot, current)
         if current is not None and current.snapshot_id >= snapshot.snapshot_id:
             return  # a retried report of a snapshot already recorded (or an older one): nothing to do
         await self._zk(self.zk.set_lake_snapshot, snapshot)

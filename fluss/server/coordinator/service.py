@@ -247,7 +247,7 @@ def _lai_pb(tb: TableBucket, lai) -> pb.LeaderAndIsrPb:
 
 
 class CoordinatorServicer(rpc.CoordinatorServiceServicer):
-    """Requests from tablet servers: ISR changes, controlled shutdown (KV snapshots later)."""
+    """Requests from tablet servers: ISR changes, controlled shutdown, KV snapshots, storage failures."""
 
     def __init__(self, server) -> None:
         self._server = server
@@ -263,7 +263,8 @@ class CoordinatorServicer(rpc.CoordinatorServiceServicer):
     async def AdjustIsr(self, request, context):
         b = request.bucket
         tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
-        new = await self.p.adjust_isr(request.server_id, tb, b.leader_epoch, b.bucket_epoch, list(b.isr))
+        new = await self.p.adjust_isr(request.server_id, request.server_epoch, tb, b.leader_epoch, b.bucket_epoch,
+                                      list(b.isr))
         return pb.AdjustIsrResponse(error=OK, bucket=_lai_pb(tb, new))
 
     @_guard(pb.CommitKvSnapshotResponse)
@@ -271,7 +272,7 @@ class CoordinatorServicer(rpc.CoordinatorServiceServicer):
         s = request.snapshot
         tb = TableBucket(s.table_id, s.bucket_id, s.partition_id)
         record = KvSnapshotRecord(s.snapshot_id, s.log_offset, s.manifest_path, s.create_time, request.leader_epoch)
-        await self.p.commit_kv_snapshot(request.server_id, request.leader_epoch, tb, record)
+        await self.p.commit_kv_snapshot(request.server_id, request.server_epoch, request.leader_epoch, tb, record)
         return pb.CommitKvSnapshotResponse(error=OK)
 
     @_guard(pb.GetKvSnapshotResponse)
@@ -284,5 +285,11 @@ class CoordinatorServicer(rpc.CoordinatorServiceServicer):
 
     @_guard(pb.ControlledShutdownResponse)
     async def ControlledShutdown(self, request, context):
-        remaining = await self.p.controlled_shutdown(request.server_id)
+        remaining = await self.p.controlled_shutdown(request.server_id, request.server_epoch)
         return pb.ControlledShutdownResponse(error=OK, remaining_leaders=remaining)
+
+    @_guard(pb.ReportStorageStateResponse)
+    async def ReportStorageState(self, request, context):
+        remaining = await self.p.report_storage_state(request.server_id, request.server_epoch, request.writable,
+                                                      request.reason[:500])
+        return pb.ReportStorageStateResponse(error=OK, remaining_leaders=remaining)

@@ -38,7 +38,9 @@ stalls the tablet server's event loop for long; the tablet server runs all of th
 from __future__ import annotations
 
 import bisect
+import logging
 import os
+import re
 import shutil
 import threading
 import uuid
@@ -65,6 +67,8 @@ from fluss.server.kv.merge import (
 )
 from fluss.server.kv.row_codec import decode_rows, encode_rows
 from fluss.types import RowSchema
+
+log = logging.getLogger(__name__)
 
 #: Reserved RocksDB key holding the flushed log offset (8 bytes big-endian).
 FLUSHED_OFFSET_KEY = b"\xff\xfffluss.kv.flushed-log-offset"
@@ -101,8 +105,13 @@ class KvChangelog:
         return self.batch.num_rows
 
 
+_SERVER_PATH = re.compile(r"/[^\s:'\",]+")
+
+
 def _storage_error(message: str) -> FlussError:
-    return FlussError(message, ErrorCode.KV_STORAGE_EXCEPTION)
+    """A KV storage error for clients: RocksDB's messages name files, which stay in the server's log."""
+    log.error("KV storage error: %s", message)
+    return FlussError(_SERVER_PATH.sub("<file>", message), ErrorCode.KV_STORAGE_EXCEPTION)
 
 
 class KvTablet:
@@ -196,7 +205,7 @@ class KvTablet:
     @property
     def db(self) -> Rdict:
         if self._db is None:
-            raise _storage_error(f"the KV tablet in {self.directory} is closed")
+            raise _storage_error("the KV tablet is closed")
         return self._db
 
     @property

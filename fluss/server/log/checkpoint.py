@@ -53,7 +53,7 @@ class CheckpointFile:
             os.replace(tmp, self.path)
             fsync_directory(self.path.parent)
         except OSError as e:
-            raise FlussError(f"Cannot write checkpoint file {self.path}: {e}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
+            raise FlussError(f"Cannot write checkpoint file {self.path.name}: {e.strerror or type(e).__name__}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
 
     def read(self) -> dict[str, int]:
         """The stored values, or ``{}`` if the file does not exist."""
@@ -62,7 +62,7 @@ class CheckpointFile:
         except FileNotFoundError:
             return {}
         except OSError as e:
-            raise FlussError(f"Cannot read checkpoint file {self.path}: {e}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
+            raise FlussError(f"Cannot read checkpoint file {self.path.name}: {e.strerror or type(e).__name__}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
         lines = text.splitlines()
         if not lines or lines[0].strip() != str(CHECKPOINT_VERSION):
             raise FlussError(

@@ -76,7 +76,7 @@ class LogSegment:
     @property
     def fd(self) -> int:
         if self._fd is None:
-            raise FlussError(f"Log segment {self.log_path} is closed", ErrorCode.LOG_STORAGE_EXCEPTION)
+            raise FlussError(f"Log segment {self.log_path.name} is closed", ErrorCode.LOG_STORAGE_EXCEPTION)
         return self._fd
 
     @property
@@ -173,7 +173,7 @@ class LogSegment:
         for pos, header, _ in self.walk(position):
             if header.base_offset != expected:
                 raise FlussError(
-                    f"Log segment {self.log_path} is inconsistent: batch at byte {pos} has base offset "
+                    f"Log segment {self.log_path.name} is inconsistent: batch at byte {pos} has base offset "
                     f"{header.base_offset}, expected {expected} (offset index entry ({indexed_offset}, {position}))",
                     ErrorCode.LOG_STORAGE_EXCEPTION,
                 )

@@ -29,6 +29,7 @@ which is bounded by ``max_bytes`` for reads and by the request for appends.
 from __future__ import annotations
 
 import bisect
+import logging
 import threading
 import time
 from collections.abc import Callable
@@ -51,6 +52,8 @@ from fluss.server.log.epoch_cache import LeaderEpochCache
 from fluss.server.log.loader import HIGH_WATERMARK_KEY, RECOVERY_POINT_KEY, load_log
 from fluss.server.log.segment import LogSegment
 from fluss.server.log.writer_state import WriterStateManager
+
+log = logging.getLogger(__name__)
 
 _MAX_RELATIVE_OFFSET = 0xFFFFFFFF  # offsets are stored relative to the segment base as u32 in the indexes
 
@@ -86,8 +89,9 @@ class FetchData:
 
 class LogTablet:
     def __init__(self, directory: Path, config: LogConfig, segments: list[LogSegment], high_watermark: int,
-                 recovery_point: int, checkpoint: CheckpointFile) -> None:
+                 recovery_point: int, checkpoint: CheckpointFile, name: str | None = None) -> None:
         self.directory = Path(directory)
+        self.name = name or self.directory.name  # how errors sent to clients name this log (never its path)
         self.config = config
         self._segments = segments
         self._bases = [s.base_offset for s in segments]
@@ -96,6 +100,7 @@ class LogTablet:
         self._checkpoint = checkpoint
         self._checkpointed: dict[str, int] | None = None
         self._unflushed_records = 0
+        self._generation = 0  # bumped by every truncation or restart: a checkpoint taken across one is dropped
         self._closed = False
         self._lock = threading.RLock()
         self.epochs = LeaderEpochCache(self.directory)
@@ -104,15 +109,19 @@ class LogTablet:
         self._rebuild_state()
 
     @classmethod
-    def open(cls, directory: Path, config: LogConfig | None = None) -> LogTablet:
-        """Create the log in ``directory`` or recover the one there (see ``loader.py``)."""
+    def open(cls, directory: Path, config: LogConfig | None = None, name: str | None = None) -> LogTablet:
+        """Create the log in ``directory`` or recover the one there (see ``loader.py``). ``name`` is how error
+        messages name the log (e.g. its table and bucket): they travel to clients, which must not learn server
+        paths."""
         config = config or LogConfig()
+        name = name or Path(directory).name
         try:
             loaded = load_log(Path(directory), config)
         except OSError as e:
-            raise FlussError(f"Cannot open log in {directory}: {e}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
+            log.error("cannot open the log of %s in %s: %s", name, directory, e)
+            raise FlussError(f"Cannot open the log of {name}: {_os_error(e)}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
         return cls(directory, config, loaded.segments, loaded.high_watermark, loaded.recovery_point,
-                   loaded.checkpoint)
+                   loaded.checkpoint, name)
 
     # -- offsets --------------------------------------------------------------------------------------------
     @property
@@ -150,14 +159,19 @@ class LogTablet:
             return self._high_watermark
 
     # -- appends ----------------------------------------------------------------------------------------------
-    def append_as_leader(self, data: bytes, leader_epoch: int, commit_timestamp: int | None = None) -> AppendInfo:
+    def append_as_leader(self, data: bytes, leader_epoch: int, commit_timestamp: int | None = None,
+                         batches: list[LogBatch] | None = None) -> AppendInfo:
         """Validate, assign offsets to and append one or more client batches.
+
+        ``batches``: the batches of ``data`` already validated by the caller (the leader's ``BatchValidator``
+        checks far more than the CRC checked here otherwise).
 
         Resent batches of an idempotent writer are skipped; if every batch is a resend, nothing is written and
         the offsets of the earlier append are returned.
         """
-        view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data.cast("B")
-        batches = self._validated(view)
+        if batches is None:
+            view = memoryview(data).cast("B") if not isinstance(data, memoryview) else data.cast("B")
+            batches = self._validated(view)
         timestamp = int(time.time() * 1000) if commit_timestamp is None else commit_timestamp
         with self._lock:
             self._ensure_open()
@@ -190,11 +204,11 @@ class LogTablet:
             if wid >= 0 and wid in pending:
                 if seq != pending[wid] + 1:
                     raise FlussError(f"Out-of-order batch sequence {seq} from writer {wid} in one request to "
-                                     f"{self.directory}", ErrorCode.OUT_OF_ORDER_SEQUENCE_EXCEPTION)
+                                     f"{self.name}", ErrorCode.OUT_OF_ORDER_SEQUENCE_EXCEPTION)
                 pending[wid] = seq
                 fresh.append(batch)
                 continue
-            earlier = self.writers.check(wid, seq, str(self.directory))
+            earlier = self.writers.check(wid, seq, self.name)
             if earlier is not None:
                 if fresh:
                     raise FlussError(f"Batch sequence {seq} of writer {wid} was already appended but follows "
@@ -240,7 +254,7 @@ class LogTablet:
             for batch in batches:
                 if batch.base_offset != expected:
                     raise FlussError(
-                        f"Follower append to {self.directory} has a batch at offset {batch.base_offset} where "
+                        f"Follower append to {self.name} has a batch at offset {batch.base_offset} where "
                         f"offset {expected} was expected (log end offset {first})",
                         ErrorCode.LOG_STORAGE_EXCEPTION,
                     )
@@ -258,14 +272,14 @@ class LogTablet:
         consumed = sum(b.size_in_bytes for b in batches)
         if not batches or consumed != len(view):
             raise FlussError(
-                f"Append to {self.directory}: {len(view) - consumed} trailing bytes after {len(batches)} complete "
+                f"Append to {self.name}: {len(view) - consumed} trailing bytes after {len(batches)} complete "
                 f"batches (an incomplete batch)",
                 ErrorCode.CORRUPT_RECORD_EXCEPTION,
             )
         for batch in batches:
             if batch.record_count <= 0:
                 raise FlussError(
-                    f"Append to {self.directory}: batch with {batch.record_count} records",
+                    f"Append to {self.name}: batch with {batch.record_count} records",
                     ErrorCode.CORRUPT_RECORD_EXCEPTION,
                 )
         return batches
@@ -284,7 +298,9 @@ class LogTablet:
         try:
             active.append(data, headers, self.config.index_interval_bytes)
         except OSError as e:
-            raise FlussError(f"Cannot append to {active.log_path}: {e}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
+            log.error("cannot append to %s: %s", active.log_path, e)
+            raise FlussError(f"Cannot append to the log of {self.name}: {_os_error(e)}",
+                             ErrorCode.LOG_STORAGE_EXCEPTION) from e
         self._unflushed_records += last_next_offset - headers[0].base_offset
         interval = self.config.flush_interval_messages
         if interval is not None and self._unflushed_records >= interval:
@@ -313,7 +329,8 @@ class LogTablet:
         try:
             segment = LogSegment.create(self.directory, self.log_end_offset)
         except OSError as e:
-            raise FlussError(f"Cannot roll a new segment in {self.directory}: {e}",
+            log.error("cannot roll a new segment in %s: %s", self.directory, e)
+            raise FlussError(f"Cannot roll a new segment of {self.name}: {_os_error(e)}",
                              ErrorCode.LOG_STORAGE_EXCEPTION) from e
         self._segments.append(segment)
         self._bases.append(segment.base_offset)
@@ -334,10 +351,38 @@ class LogTablet:
             self._recovery_point = self.log_end_offset
             self._unflushed_records = 0
         except OSError as e:
-            raise FlussError(f"Cannot flush log in {self.directory}: {e}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
+            log.error("cannot flush the log in %s: %s", self.directory, e)
+            raise FlussError(f"Cannot flush the log of {self.name}: {_os_error(e)}",
+                             ErrorCode.LOG_STORAGE_EXCEPTION) from e
         self._write_checkpoint()
         if self.flush_listener is not None:
             self.flush_listener((time.perf_counter() - started) * 1000)
+
+    def checkpoint(self) -> bool:
+        """fsync what was appended since the last checkpoint and persist the high watermark and the recovery
+        point (which moves to what was synced), so a restart after a crash re-checks only newer data. Appends go
+        on meanwhile: the fsync runs outside the lock, and the result is dropped if the log was truncated or
+        restarted during it. Returns whether the recovery point moved."""
+        with self._lock:
+            if self._closed:
+                return False
+            target = self.log_end_offset
+            generation = self._generation
+            segments = [s for s in self._segments if s.next_offset > self._recovery_point]
+            if not segments:
+                self._write_checkpoint()
+                return False
+        try:
+            for segment in segments:
+                segment.flush()
+        except (OSError, FlussError):  # a segment closed or deleted meanwhile: the next round retries
+            return False
+        with self._lock:
+            if self._closed or generation != self._generation or target <= self._recovery_point:
+                return False
+            self._recovery_point = target
+            self._write_checkpoint()
+            return True
 
     def _write_checkpoint(self) -> None:
         values = {HIGH_WATERMARK_KEY: self._high_watermark, RECOVERY_POINT_KEY: self._recovery_point}
@@ -364,7 +409,7 @@ class LogTablet:
 
     def _ensure_open(self) -> None:
         if self._closed:
-            raise FlussError(f"Log in {self.directory} is closed", ErrorCode.LOG_STORAGE_EXCEPTION)
+            raise FlussError(f"The log of {self.name} is closed", ErrorCode.LOG_STORAGE_EXCEPTION)
 
     # -- reads ------------------------------------------------------------------------------------------------
     def read(self, start_offset: int, max_bytes: int, max_offset: int | None = None,
@@ -375,7 +420,7 @@ class LogTablet:
             log_start, log_end = self.log_start_offset, self.log_end_offset
             if start_offset < log_start or start_offset > log_end:
                 raise FlussError(
-                    f"Fetch offset {start_offset} is out of range for {self.directory}: the log holds offsets "
+                    f"Fetch offset {start_offset} is out of range for {self.name}: the log holds offsets "
                     f"[{log_start}, {log_end})",
                     ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION,
                 )
@@ -394,7 +439,8 @@ class LogTablet:
                         return empty
                     return FetchData(records, header.base_offset, next_offset, log_start, log_end)
             except OSError as e:
-                raise FlussError(f"Cannot read offset {start_offset} from {self.directory}: {e}",
+                log.error("cannot read offset %d from %s: %s", start_offset, self.directory, e)
+                raise FlussError(f"Cannot read offset {start_offset} of {self.name}: {_os_error(e)}",
                                  ErrorCode.LOG_STORAGE_EXCEPTION) from e
             return empty
 
@@ -427,15 +473,38 @@ class LogTablet:
                         self._segments.pop().delete()
                     self._segments[-1].truncate_to(offset, self.config.index_interval_bytes)
             except OSError as e:
-                raise FlussError(f"Cannot truncate {self.directory} to offset {offset}: {e}",
+                log.error("cannot truncate %s to offset %d: %s", self.directory, offset, e)
+                raise FlussError(f"Cannot truncate the log of {self.name} to offset {offset}: {_os_error(e)}",
                                  ErrorCode.LOG_STORAGE_EXCEPTION) from e
             self._bases = [s.base_offset for s in self._segments]
+            self._generation += 1
             log_end = self.log_end_offset
             self._high_watermark = min(max(self._high_watermark, self.log_start_offset), log_end)
             self._recovery_point = min(max(self._recovery_point, self.log_start_offset), log_end)
             self._unflushed_records = 0
             self._write_checkpoint()
             self.epochs.truncate_from_end(log_end)
+            self._rebuild_state()
+
+    def restart_at(self, offset: int) -> None:
+        """Drop the whole log and continue it empty at ``offset`` (a follower whose leader's log now starts past
+        this log's end)."""
+        with self._lock:
+            self._ensure_open()
+            try:
+                for segment in reversed(self._segments):
+                    segment.delete()
+                self._segments = [LogSegment.create(self.directory, offset)]
+            except OSError as e:
+                log.error("cannot restart %s at offset %d: %s", self.directory, offset, e)
+                raise FlussError(f"Cannot restart the log of {self.name} at offset {offset}: {_os_error(e)}",
+                                 ErrorCode.LOG_STORAGE_EXCEPTION) from e
+            self._bases = [offset]
+            self._generation += 1
+            self._high_watermark = self._recovery_point = offset
+            self._unflushed_records = 0
+            self._write_checkpoint()
+            self.epochs.clear()
             self._rebuild_state()
 
     def delete_expired_segments(self, now_ms: int) -> int:
@@ -454,7 +523,8 @@ class LogTablet:
                 try:
                     oldest.delete()
                 except OSError as e:
-                    raise FlussError(f"Cannot delete expired segment {oldest.log_path}: {e}",
+                    log.error("cannot delete expired segment %s: %s", oldest.log_path, e)
+                    raise FlussError(f"Cannot delete an expired segment of {self.name}: {_os_error(e)}",
                                      ErrorCode.LOG_STORAGE_EXCEPTION) from e
                 self._segments.pop(0)
                 self._bases.pop(0)
@@ -467,3 +537,8 @@ class LogTablet:
     def __repr__(self) -> str:
         return (f"LogTablet({self.directory}, offsets [{self.log_start_offset}, {self.log_end_offset}), "
                 f"hw={self._high_watermark}, segments={len(self._segments)})")
+
+
+def _os_error(e: OSError) -> str:
+    """An OS error as clients may see it: the reason, never the file name (server paths stay in the log)."""
+    return e.strerror or type(e).__name__

@@ -139,7 +139,7 @@ class ReplicaFetcherManager:
                 if replica is None or replica.is_leader:
                     continue
                 if b.error.code == ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION:
-                    await asyncio.to_thread(replica.log.truncate_to, min(b.high_watermark, replica.log.log_end_offset))
+                    await self._reset_out_of_range(replica, b)
                     continue
                 if b.error.code:
                     continue
@@ -150,6 +150,18 @@ class ReplicaFetcherManager:
                 hw = min(b.high_watermark, replica.log.log_end_offset)
                 if hw > replica.log.high_watermark:
                     replica.log.update_high_watermark(hw)
+
+    async def _reset_out_of_range(self, replica, result: pb.FetchBucketResultPb) -> None:
+        """The leader refused our fetch offset: past its log end (we hold a tail it does not have: cut back to its
+        high watermark, which every in-sync replica has) or below its log start (retention removed what we miss:
+        start over at its log start)."""
+        log_ = replica.log
+        restart = log_.log_end_offset < result.log_start_offset
+        target = result.log_start_offset if restart else min(result.high_watermark, log_.log_end_offset)
+        log.info("follower %d resets %s from offset %d to %d (leader's log starts at %d, high watermark %d)",
+                 self.manager.server_id, replica.bucket, log_.log_end_offset, target, result.log_start_offset,
+                 result.high_watermark)
+        await asyncio.to_thread(log_.restart_at if restart else log_.truncate_to, target)
 
     async def close(self) -> None:
         self._buckets.clear()

@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.record.change_type import ChangeType
-from fluss.record.log_batch import LogBatch, build_batch, iter_batches
+from fluss.record.log_batch import build_batch, iter_batches
 from fluss.server.kv.row_codec import decode_rows
 from fluss.server.kv.snapshot import (
     SnapshotHandle,
@@ -99,7 +99,11 @@ class KvReplica:
                                 self.replica.bucket, log_.log_start_offset)
         self.kv = kv
         gap = log_.log_start_offset > kv.flushed_offset
-        replayed = self.replay(max(kv.flushed_offset, log_.log_start_offset))
+        try:
+            replayed = self.replay(max(kv.flushed_offset, log_.log_start_offset))
+        except BaseException:
+            self.close()  # RocksDB's lock must not outlive a failed recovery (it is retried)
+            raise
         if gap:  # changes between the state and the log start are gone: the key count is taken afresh
             kv.recount_rows()
         log.info("KV state of %s ready at offset %d (%d changelog records replayed)", self.replica.bucket,
@@ -137,17 +141,17 @@ class KvReplica:
         """Applies the client's batches in order; returns where their changelog went in the log."""
         replica, kv = self.replica, self._kv()
         log_ = replica.log
-        schema = kv.arrow_schema
         first = last = -1
         count = 0
-        for batch in iter_batches(records, validate=True):
-            earlier = log_.writers.check(batch.writer_id, batch.batch_sequence, str(replica.bucket))
+        validated = replica.validator.validate(records, target_columns)  # every batch, before any is applied
+        for v in validated:
+            batch, rows = v.batch, v.rows
+            earlier = log_.writers.check(batch.writer_id, batch.batch_sequence, replica.name)
             if earlier is not None:  # a resend of a batch already applied
                 first = earlier.base_offset if first < 0 else first
                 last = max(last, earlier.last_offset)
                 continue
-            rows = batch.to_arrow(schema)
-            ops = _ops_of(batch)
+            ops = np.where(v.change_types == ChangeType.Delete, OP_DELETE, OP_UPSERT).astype(np.uint8)
             start = log_.log_end_offset
             changelog = kv.prepare_batch(rows, ops, target_columns, start)
             if changelog.num_records == 0:  # nothing changed (e.g. first_row kept the old row)
@@ -282,12 +286,3 @@ class KvReplica:
         self.last_snapshot_offset = handle.log_offset
         delete_old_snapshots(self.remote_dir, retain)
         return handle
-
-
-def _ops_of(batch: LogBatch) -> np.ndarray:
-    types = batch.change_types()
-    bad = ~np.isin(types, (ChangeType.Insert, ChangeType.UpdateAfter, ChangeType.Delete, ChangeType.AppendOnly))
-    if bad.any():
-        raise FlussError(f"PutKv record with change type {int(types[bad][0])}: use +U (upsert) or -D (delete)",
-                         ErrorCode.CORRUPT_RECORD_EXCEPTION)
-    return np.where(types == ChangeType.Delete, OP_DELETE, OP_UPSERT).astype(np.uint8)

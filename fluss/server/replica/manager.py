@@ -35,6 +35,7 @@ log = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-$=]")
 SEQUENCE_GAP_WAIT_S = 2.0  # how long a produce request waits for the same writer's earlier batches
 KV_THREADS = 4  # threads of the KV executor (RocksDB work of every primary-key bucket this server leads)
+KV_RECOVERY_RETRY_S = 5.0  # how often a leader retries a failed KV recovery
 
 
 @dataclass
@@ -62,6 +63,8 @@ class ReplicaManager:
         self.followers = None  # set by the tablet server: the ReplicaFetcherManager
         self.remote_data_dir = ""  # set by the tablet server (remote.data.dir): KV snapshots go below it
         self.kv_snapshot_of = None  # set by the tablet server: async (TableBucket) -> SnapshotHandle | None
+        self.control_checks = None  # set by the tablet server: a ControlRequestChecker (ZooKeeper's view)
+        self.adjust_isr = None  # set by the tablet server: async (replica, isr) -> LeaderAndIsrPb (AdjustIsr)
         self._kv_locks: dict[TableBucket, asyncio.Lock] = {}
         self.kv_executor = ThreadPoolExecutor(max_workers=KV_THREADS, thread_name_prefix="kv")
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -81,13 +84,18 @@ class ReplicaManager:
             loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self._notify_data()))
         except RuntimeError:  # the loop closed meanwhile: the server is stopping
             pass
+        self._isr_tasks: dict[TableBucket, asyncio.Task] = {}
+        self._kv_retries: dict[TableBucket, asyncio.Task] = {}
 
     # ------------------------------------------------------------ leadership
 
-    def _check_coordinator_epoch(self, epoch: int) -> None:
+    async def _check_coordinator_epoch(self, epoch: int) -> None:
+        """A request of a deposed coordinator (lower epoch) is refused; so is an epoch ZooKeeper does not hold."""
         if epoch < self.coordinator_epoch:
             raise FlussError(f"Request from a stale coordinator (epoch {epoch} < {self.coordinator_epoch})",
                              ErrorCode.INVALID_COORDINATOR_EXCEPTION)
+        if self.control_checks is not None:
+            await self.control_checks.check_coordinator_epoch(epoch)
         self.coordinator_epoch = epoch
 
     def bucket_dir(self, tb: TableBucket) -> Path:
@@ -100,19 +108,31 @@ class ReplicaManager:
         return table_dir / f"bucket-{tb.bucket_id}"
 
     async def apply_leader_and_isr(self, req: pb.NotifyLeaderAndIsrRequest) -> list[pb.NotifyLeaderAndIsrResultPb]:
-        self._check_coordinator_epoch(req.coordinator_epoch)
-        for t in req.table_infos:
-            info = TableInfo.from_pb(t)
-            self.tables[info.table_id] = info
-        for p in req.partition_infos:
-            self.partition_names[p.partition_id] = p.partition_name
+        """Applies the buckets of a notification that ZooKeeper confirms (``control_checks``); the others are
+        answered with why they were refused."""
+        await self._check_coordinator_epoch(req.coordinator_epoch)
+        if self.control_checks is not None:
+            checked = await self.control_checks.leader_and_isr(req, self.tables)
+            tables, names, refused = checked.tables, checked.partition_names, checked.refused
+            confirmed = {TableBucket(b.table_id, b.bucket_id, b.partition_id): b for b in checked.buckets}
+        else:  # in-process tests without ZooKeeper
+            tables = {t.table_id: TableInfo.from_pb(t) for t in req.table_infos}
+            names = {p.partition_id: p.partition_name for p in req.partition_infos}
+            refused = {}
+            confirmed = {TableBucket(b.table_id, b.bucket_id, b.partition_id): b for b in req.buckets}
+        self.tables.update(tables)
+        self.partition_names.update(names)
         results = []
         for b in req.buckets:
             tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
             try:
-                await self._apply_one(tb, b)
+                if tb in refused:
+                    raise refused[tb]
+                await self._apply_one(tb, confirmed[tb])
                 err = pb.ErrorInfo(code=0)
             except Exception as e:  # noqa: BLE001 - reported per bucket (an unexpected one logged with its stack)
+                if tb in refused:
+                    log.warning("refused leader/isr for %s: %s", tb, e)
                 err = error_info(e)
             results.append(pb.NotifyLeaderAndIsrResultPb(table_id=b.table_id, partition_id=b.partition_id,
                                                           bucket_id=b.bucket_id, error=err))
@@ -137,7 +157,7 @@ class ReplicaManager:
                 self.followers.remove(tb)
             replica.make_leader(b.leader_epoch, b.bucket_epoch, list(b.replicas), list(b.isr))
             if replica.table.has_primary_key() and replica.kv is None:
-                await self._open_kv(replica)
+                await self._open_kv(replica, b.leader_epoch)
             await self._notify_data()
         else:
             kv, replica.kv = replica.kv, None  # a follower has no KV state: closed on the KV executor
@@ -154,23 +174,61 @@ class ReplicaManager:
         local = self.bucket_dir(tb).relative_to(self.data_dir)
         return f"{self.remote_data_dir.rstrip('/')}/kv/{local.as_posix()}"
 
-    async def _open_kv(self, replica: Replica) -> None:
+    async def _open_kv(self, replica: Replica, leader_epoch: int) -> None:
+        """Recovers the KV state of a new leader. A failure is logged with its cause, answered to writers and
+        readers (KV_STORAGE_EXCEPTION naming it) and retried in the background while this term lasts."""
         self._loop = asyncio.get_running_loop()
-        handle = await self.kv_snapshot_of(replica.bucket) if self.kv_snapshot_of else None
-        kv = KvReplica(replica, self.kv_remote_dir(replica.bucket), self.kv_executor, self._kv_flushed_threadsafe)
-        kv.flush_listener = self.metrics.kv_flushed
-        await asyncio.to_thread(kv.open, lambda: handle)
-        if replica.is_leader:
+        try:
+            handle = await self.kv_snapshot_of(replica.bucket) if self.kv_snapshot_of else None
+            kv = KvReplica(replica, self.kv_remote_dir(replica.bucket), self.kv_executor,
+                           self._kv_flushed_threadsafe)
+            kv.flush_listener = self.metrics.kv_flushed
+            await asyncio.to_thread(kv.open, lambda: handle)
+        except Exception as e:  # noqa: BLE001 - reported below, never swallowed
+            replica.kv_failure = e.message if isinstance(e, FlussError) else f"{type(e).__name__}"
+            log.error("KV recovery of %s (leader epoch %d) failed; retrying in %.0fs", replica.bucket,
+                      leader_epoch, KV_RECOVERY_RETRY_S, exc_info=True)
+            self._retry_kv_recovery(replica, leader_epoch)
+            raise FlussError(f"The KV state of {replica.name} could not be recovered: {replica.kv_failure}",
+                             ErrorCode.KV_STORAGE_EXCEPTION) from None
+        replica.kv_failure = None
+        if replica.is_leader and replica.leader_epoch == leader_epoch:
             replica.kv = kv
             kv.request_flush(replica.log.high_watermark)
         else:
             kv.close()
 
+    def _retry_kv_recovery(self, replica: Replica, leader_epoch: int) -> None:
+        if replica.bucket in self._kv_retries and not self._kv_retries[replica.bucket].done():
+            return
+
+        async def retry() -> None:
+            while True:
+                await asyncio.sleep(KV_RECOVERY_RETRY_S)
+                if (self.replicas.get(replica.bucket) is not replica or not replica.is_leader
+                        or replica.leader_epoch != leader_epoch or replica.kv is not None):
+                    return
+                try:
+                    await self._open_kv(replica, leader_epoch)
+                    log.info("KV state of %s recovered on retry", replica.bucket)
+                    await self._notify_data()
+                    return
+                except FlussError:
+                    continue  # logged by _open_kv
+
+        self._kv_retries[replica.bucket] = asyncio.create_task(retry(), name=f"kv-recovery-{replica.bucket}")
+
     async def stop_replicas(self, req: pb.StopReplicaRequest) -> None:
-        self._check_coordinator_epoch(req.coordinator_epoch)
+        """Stops (and deletes) replicas of dropped tables and partitions; a bucket ZooKeeper still assigns to
+        this server is kept, and the request fails naming it."""
+        await self._check_coordinator_epoch(req.coordinator_epoch)
+        refused = await self.control_checks.stop_replicas(req) if self.control_checks is not None else {}
         stopped: dict[int, TableInfo] = {}
         for b in req.buckets:
             tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
+            if tb in refused:
+                log.warning("refused to stop %s: %s", tb, refused[tb].message)
+                continue
             if self.followers:
                 self.followers.remove(tb)
             replica = self.replicas.pop(tb, None)
@@ -182,6 +240,8 @@ class ReplicaManager:
         for table_id, info in stopped.items():
             if table_id not in hosted:  # no replica of the table left here: its series go
                 self.metrics.drop_table(info)
+        if refused:
+            raise next(iter(refused.values()))
 
     def replica_or_raise(self, tb: TableBucket) -> Replica:
         replica = self.replicas.get(tb)
@@ -200,6 +260,9 @@ class ReplicaManager:
     async def produce(self, request: pb.ProduceLogRequest, bucket: pb.ProduceBucketPb) -> tuple[Replica, AppendInfo]:
         """Appends a client's batches to a bucket leader; returns the replica and where the batches are.
 
+        Every batch is validated first (``BatchValidator``: header, CRC, Arrow body against the table's schema);
+        one bad batch rejects the request and nothing is written.
+
         An idempotent writer may have several requests in flight per bucket, and they can arrive (or reach the
         append) out of order. A request whose first batch sequence leaves a gap waits, up to
         ``SEQUENCE_GAP_WAIT_S`` (and half its timeout), for the batches before it to be appended; if they do
@@ -207,16 +270,23 @@ class ReplicaManager:
         """
         records = bucket.records
         replica = self._writable_leader(request, bucket)
+        if replica.table.has_primary_key():
+            raise FlussError(f"Table {replica.table.table_path} has a primary key: its log is the changelog of "
+                             "its upserts and deletes (PutKv), it takes no ProduceLog", ErrorCode.INVALID_TABLE_EXCEPTION)
         if len(records) >= HEADER_SIZE:
             header = read_header(records)
             wait_s = min(SEQUENCE_GAP_WAIT_S, (request.timeout_ms or 30_000) / 2000)
             if await self._wait_for_gap(replica, header.writer_id, header.batch_sequence, wait_s):
                 replica.check_leader()  # leadership may have moved while waiting
-        info = await asyncio.to_thread(replica.log.append_as_leader, records, replica.leader_epoch,
-                                       int(time.time() * 1000))
+        info = await asyncio.to_thread(self._validate_and_append, replica, records, int(time.time() * 1000))
         replica.maybe_advance_high_watermark()
         await self._notify_data()  # wakes followers' long-polls and acks=all waiters
         return replica, info
+
+    @staticmethod
+    def _validate_and_append(replica: Replica, records: bytes, commit_timestamp: int) -> AppendInfo:
+        batches = [v.batch for v in replica.validator.validate(records)]
+        return replica.log.append_as_leader(records, replica.leader_epoch, commit_timestamp, batches=batches)
 
     async def _wait_for_gap(self, replica: Replica, writer_id: int, sequence: int, timeout_s: float) -> bool:
         """Waits while the writer's batches before ``sequence`` are missing (woken by every append); returns
@@ -240,19 +310,11 @@ class ReplicaManager:
         """The leader replica a ProduceLog/PutKv bucket goes to, after the checks both writes share."""
         tb = TableBucket(request.table_id, bucket.bucket_id, bucket.partition_id)
         replica = self.leader_or_raise(tb)
-        self._check_schema(replica, bucket.records)
         if request.acks == -1 and len(replica.isr) < self.min_isr:
             raise FlussError(f"Not enough in-sync replicas for {tb}: ISR {replica.isr} is smaller than "
                              f"log.replica.min-in-sync-replicas-number ({self.min_isr})",
                              ErrorCode.NOT_ENOUGH_REPLICAS_EXCEPTION)
         return replica
-
-    def _check_schema(self, replica: Replica, records: bytes) -> None:
-        for batch in iter_batches(records):
-            if batch.schema_id != replica.table.schema_id:
-                raise FlussError(f"Batch for {replica.table.table_path} uses schema id {batch.schema_id}, "
-                                 f"but the table's schema id is {replica.table.schema_id}",
-                                 ErrorCode.SCHEMA_NOT_EXIST)
 
     async def put_kv(self, request: pb.PutKvRequest, bucket: pb.PutKvBucketPb) -> tuple[Replica, AppendInfo]:
         """Applies upserts/deletes to a primary-key bucket leader; returns where the changelog went."""
@@ -263,7 +325,7 @@ class ReplicaManager:
                              ErrorCode.NON_PRIMARY_KEY_TABLE_EXCEPTION)
         kv = replica.kv
         if kv is None:
-            raise FlussError(f"The KV state of {tb} is still recovering", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+            raise self._kv_unavailable(replica)
         targets = list(request.target_columns) or None
         lock = self._kv_locks.setdefault(tb, asyncio.Lock())
         async with lock:
@@ -277,8 +339,15 @@ class ReplicaManager:
         if not replica.table.has_primary_key():
             raise FlussError(f"Table {replica.table.table_path} has no primary key", ErrorCode.NON_PRIMARY_KEY_TABLE_EXCEPTION)
         if replica.kv is None:
-            raise FlussError(f"The KV state of {tb} is still recovering", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
+            raise self._kv_unavailable(replica)
         return replica.kv
+
+    @staticmethod
+    def _kv_unavailable(replica: Replica) -> FlussError:
+        if replica.kv_failure is not None:
+            return FlussError(f"The KV state of {replica.name} failed to recover ({replica.kv_failure}); the "
+                              "leader retries", ErrorCode.KV_STORAGE_EXCEPTION)
+        return FlussError(f"The KV state of {replica.name} is still recovering", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
 
     async def lookup(self, tb: TableBucket, keys: list[bytes]) -> tuple[list[bool], bytes]:
         result = (await self.lookup_many([(tb, keys)]))[0]
@@ -419,10 +488,11 @@ class ReplicaManager:
         hw_moved = False
         for f in fetches:
             res = pb.FetchBucketResultPb(partition_id=f.bucket.partition_id_or_none_value, bucket_id=f.bucket.bucket_id)
+            replica = None
             try:
                 replica = self.leader_or_raise(f.bucket)
                 if follower_id >= 0:
-                    hw_moved |= replica.update_follower(follower_id, f.offset)
+                    replica.check_follower_fetch(follower_id, f.offset)  # nothing is recorded for a bad fetch
                     upper = None
                 else:
                     upper = replica.log.high_watermark
@@ -430,9 +500,11 @@ class ReplicaManager:
                 if budget > 0:
                     records = await asyncio.to_thread(self._read_one, replica, f, min(f.max_bytes, budget), upper,
                                                       total == 0)
+                if follower_id >= 0:
+                    hw_moved |= replica.update_follower(follower_id, f.offset)
+                    if replica.caught_up_outside_isr(follower_id):
+                        self._expand_isr_soon(replica)
                 res.records = records
-                res.high_watermark = replica.log.high_watermark
-                res.log_start_offset = replica.log.log_start_offset
                 budget -= len(records)
                 total += len(records)
                 table_metrics = self.metrics.table(replica.table)
@@ -447,6 +519,9 @@ class ReplicaManager:
                     table_metrics = self.metrics.table(info)
                     table_metrics.fetch.count += 1
                     table_metrics.fetch_failed.count += 1
+            if replica is not None:
+                res.high_watermark = replica.log.high_watermark
+                res.log_start_offset = replica.log.log_start_offset
             results[f.bucket] = res
         if hw_moved:
             await self._notify_data()
@@ -526,28 +601,50 @@ class ReplicaManager:
 
     # ------------------------------------------------------------ ISR maintenance
 
-    async def maintain_isr(self, adjust_isr) -> None:
+    async def maintain_isr(self, adjust_isr=None) -> None:
         """Proposes ISR changes for every led bucket; ``adjust_isr(replica, isr)`` asks the coordinator."""
         for replica in list(self.replicas.values()):
-            proposal = replica.propose_isr(self.max_lag_ms)
-            if proposal is None:
-                continue
-            replica.pending_isr = proposal
-            try:
-                result = await adjust_isr(replica, proposal)
-            except Exception as e:  # noqa: BLE001 - try again next round; the coordinator may be failing over
-                log.info("ISR change %s -> %s for %s failed: %s", replica.isr, proposal, replica.bucket, e)
-                replica.pending_isr = None
-                self.metrics.failed_isr_updates.count += 1
-                continue
-            before = list(replica.isr)
-            replica.isr_changed(result.leader_epoch, result.bucket_epoch, list(result.isr))
-            if replica.isr != before:
-                log.info("ISR of %s changed from %s to %s", replica.bucket, before, replica.isr)
-                self.metrics.isr_changed(before, replica.isr)
-            await self._notify_data()
+            await self._propose_isr(replica, adjust_isr or self.adjust_isr)
+
+    async def _propose_isr(self, replica: Replica, adjust_isr) -> None:
+        proposal = replica.propose_isr(self.max_lag_ms)
+        if proposal is None or adjust_isr is None:
+            return
+        replica.pending_isr = proposal
+        try:
+            result = await adjust_isr(replica, proposal)
+        except Exception as e:  # noqa: BLE001 - try again next round; the coordinator may be failing over
+            log.info("ISR change %s -> %s for %s failed: %s", replica.isr, proposal, replica.bucket, e)
+            replica.pending_isr = None
+            self.metrics.failed_isr_updates.count += 1
+            return
+        before = list(replica.isr)
+        replica.isr_changed(result.leader_epoch, result.bucket_epoch, list(result.isr))
+        if replica.isr != before:
+            log.info("ISR of %s changed from %s to %s", replica.bucket, before, replica.isr)
+            self.metrics.isr_changed(before, replica.isr)
+        await self._notify_data()
+
+    def _expand_isr_soon(self, replica: Replica) -> None:
+        """Asks for the ISR change that lets a caught-up follower back in, without waiting for the ISR timer
+        (at most one such request per bucket at a time)."""
+        task = self._isr_tasks.get(replica.bucket)
+        if self.adjust_isr is None or (task is not None and not task.done()):
+            return
+        self._isr_tasks[replica.bucket] = asyncio.create_task(self._propose_isr(replica, self.adjust_isr),
+                                                              name=f"expand-isr-{replica.bucket}")
 
     # ------------------------------------------------------------ housekeeping
+
+    def checkpoint_logs(self) -> int:
+        """Checkpoints every hosted log (see ``LogTablet.checkpoint``); returns how many recovery points moved."""
+        moved = 0
+        for replica in list(self.replicas.values()):
+            try:
+                moved += replica.log.checkpoint()
+            except Exception:  # noqa: BLE001 - a failing disk is reported by the write path; keep checkpointing
+                log.exception("checkpoint of %s failed", replica.bucket)
+        return moved
 
     def delete_expired_segments(self) -> int:
         now = int(time.time() * 1000)

@@ -23,6 +23,7 @@ from fluss.metadata import TableBucket, TableInfo
 from fluss.record.log_batch import parse_compression
 from fluss.server.log.config import LogConfig
 from fluss.server.log.tablet import LogTablet
+from fluss.server.log.validator import BatchValidator
 from fluss.server.replica.kv_replica import KvReplica
 from fluss.table_options import LOG_ARROW_COMPRESSION_TYPE, LOG_ARROW_COMPRESSION_ZSTD_LEVEL, LOG_TTL
 
@@ -51,7 +52,12 @@ class Replica:
                                     ttl_ms=LOG_TTL.value_of(props))
         self.compression = parse_compression(LOG_ARROW_COMPRESSION_TYPE.value_of(props))
         self.zstd_level = LOG_ARROW_COMPRESSION_ZSTD_LEVEL.value_of(props)
-        self.log = LogTablet.open(directory, self.log_config)
+        self.name = f"table {table.table_path} bucket {bucket.bucket_id}" + (
+            f" of partition {bucket.partition_id}" if bucket.partition_id is not None else "")
+        arrow_schema = table.row_schema.to_arrow()
+        self.validator = BatchValidator(self.name, table.schema_id, arrow_schema,
+                                        [arrow_schema.names.index(k) for k in table.get_primary_keys()])
+        self.log = LogTablet.open(directory, self.log_config, self.name)
         self.leader_id = -1
         self.leader_epoch = -1
         self.bucket_epoch = -1
@@ -61,6 +67,7 @@ class Replica:
         self.pending_isr: list[int] | None = None
         self.followers: dict[int, FollowerProgress] = {}
         self.kv: KvReplica | None = None  # the KV state, on the leader of a primary-key bucket
+        self.kv_failure: str | None = None  # why the last KV recovery failed (retried in the background)
         self._lock = threading.Lock()
 
     @property
@@ -110,12 +117,22 @@ class Replica:
 
     # ------------------------------------------------------------ follower progress and ISR
 
-    def update_follower(self, follower_id: int, fetch_offset: int) -> bool:
-        """Records a follower fetch; returns True if the high watermark moved."""
-        progress = self.followers.get(follower_id)
-        if progress is None:
-            raise FlussError(f"Server {follower_id} is not a follower of {self.bucket}",
+    def check_follower_fetch(self, follower_id: int, fetch_offset: int) -> None:
+        """Raises unless this is a fetch a current follower can make: from a replica of the bucket (not this
+        server), at an offset inside the leader's log. Nothing is recorded before this passes."""
+        if follower_id == self.local_id or follower_id not in self.followers:
+            raise FlussError(f"Server {follower_id} is not a follower of {self.name} (replicas {self.replicas})",
                              ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        start, end = self.log.log_start_offset, self.log.log_end_offset
+        if not start <= fetch_offset <= end:
+            raise FlussError(f"Follower fetch offset {fetch_offset} is out of range for {self.name}: the log holds "
+                             f"offsets [{start}, {end})", ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION)
+
+    def update_follower(self, follower_id: int, fetch_offset: int) -> bool:
+        """Records a follower fetch (checked by :meth:`check_follower_fetch`, which it calls); returns True if the
+        high watermark moved."""
+        self.check_follower_fetch(follower_id, fetch_offset)
+        progress = self.followers[follower_id]
         now = now_ms()
         leader_leo = self.log.log_end_offset
         if fetch_offset >= leader_leo:
@@ -142,6 +159,15 @@ class Replica:
         if self.kv is not None:
             self.kv.request_flush(self.log.high_watermark)  # on the KV executor: never blocks the caller
         return moved
+
+    def caught_up_outside_isr(self, follower_id: int) -> bool:
+        """Whether a follower outside the ISR has caught up and should join it now (Kafka's leader expands the ISR
+        on the fetch that catches a follower up, not on a timer): it has everything below the high watermark and
+        the start of the current leader epoch."""
+        progress = self.followers.get(follower_id)
+        return (self.is_leader and self.pending_isr is None and progress is not None
+                and follower_id not in self.isr
+                and progress.leo >= max(self.log.high_watermark, self.epoch_start_offset))
 
     def propose_isr(self, max_lag_ms: int) -> list[int] | None:
         """The ISR this leader should ask for now (None if it is fine or a change is pending)."""

@@ -19,6 +19,7 @@ from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.rpc.server import RpcServer, RpcServerBuilder
 from fluss.server.config import (
     DATA_DIR,
+    HIGH_WATERMARK_CHECKPOINT_INTERVAL,
     KV_SNAPSHOT_INTERVAL,
     KV_SNAPSHOT_NUM_RETAINED,
     LOG_INDEX_INTERVAL_SIZE,
@@ -41,6 +42,7 @@ from fluss.server.metrics.common import ServerMetrics
 from fluss.server.metrics.tablet import TabletServerMetrics
 from fluss.server.replica.fetcher import ReplicaFetcherManager
 from fluss.server.replica.manager import ReplicaManager
+from fluss.server.tablet.control_checks import ControlRequestChecker
 from fluss.server.tablet.coordinator_channel import CoordinatorChannel
 from fluss.server.tablet.service import TabletServicer
 from fluss.server.zk.client import SessionState, ZooKeeperClient
@@ -68,6 +70,7 @@ class TabletServer:
         self._background: list[asyncio.Task] = []
         self._closing = False
         self._session_lost = False
+        self.server_epoch = -1  # the creation zxid of this server's registration (see ReportStorageState & co.)
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -83,15 +86,19 @@ class TabletServer:
         self.replicas.kv_snapshot_of = self._latest_kv_snapshot
         self.replicas.followers = ReplicaFetcherManager(
             self.replicas, self._address_of, self.config.get_duration_ms(REPLICA_FETCH_WAIT_MAX_TIME))
+        self.replicas.control_checks = ControlRequestChecker(self.zk, self.server_id)
+        self.replicas.adjust_isr = self._adjust_isr
         self._grpc = (RpcServerBuilder(self.config.bind_listeners(), stats=self.metrics.request_stats)
                       .add_service(rpc.add_TabletServiceServicer_to_server,
                                    TabletServicer(self.replicas, self.config.get_bytes(MAX_REQUEST_SIZE)))
                       .build())
         await self._grpc.start()
-        await asyncio.to_thread(self.zk.register_tablet_server, self.server_id, self.host, self.port,
-                                metrics_port=self.metrics_port)
-        log.info("tablet server %d serving on %s:%d, data in %s", self.server_id, self.host, self.port, self.data_dir)
+        self.server_epoch = await asyncio.to_thread(self.zk.register_tablet_server, self.server_id, self.host,
+                                                    self.port, metrics_port=self.metrics_port)
+        log.info("tablet server %d serving on %s:%d, data in %s (registration epoch %d)", self.server_id, self.host,
+                 self.port, self.data_dir, self.server_epoch)
         self._background.append(asyncio.create_task(self._retention_loop()))
+        self._background.append(asyncio.create_task(self._checkpoint_loop()))
         self._background.append(asyncio.create_task(self._isr_loop()))
         self._background.append(asyncio.create_task(self._kv_snapshot_loop()))
         await self._stopped.wait()
@@ -113,6 +120,18 @@ class TabletServer:
             deleted = await asyncio.to_thread(self.replicas.delete_expired_segments)
             if deleted:
                 log.info("retention deleted %d expired segment(s)", deleted)
+
+    async def _checkpoint_loop(self) -> None:
+        """Every ``log.replica.high-watermark.checkpoint-interval``, each log's appends are fsynced and its
+        checkpoint (high watermark, recovery point) written, so a restart after a crash re-checks only what was
+        appended since (not the whole active segment)."""
+        interval = self.config.get_duration_ms(HIGH_WATERMARK_CHECKPOINT_INTERVAL) / 1000
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                await asyncio.to_thread(self.replicas.checkpoint_logs)
+            except Exception:  # noqa: BLE001 - try again next round
+                log.exception("log checkpoint round failed")
 
     async def _isr_loop(self) -> None:
         interval = max(0.1, self.replicas.max_lag_ms / 2000)
@@ -136,7 +155,8 @@ class TabletServer:
     async def _commit_kv_snapshot(self, replica, handle) -> None:
         tb = replica.bucket
         await self.coordinator.call("CommitKvSnapshot", pb.CommitKvSnapshotRequest(
-            server_id=self.server_id, leader_epoch=replica.leader_epoch, snapshot=pb.KvSnapshotPb(
+            server_id=self.server_id, server_epoch=self.server_epoch, leader_epoch=replica.leader_epoch,
+            snapshot=pb.KvSnapshotPb(
                 table_id=tb.table_id, partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
                 snapshot_id=handle.snapshot_id, log_offset=handle.log_offset,
                 manifest_path=self.replicas.kv_remote_dir(tb), create_time=handle.created_ms)))
@@ -162,7 +182,8 @@ class TabletServer:
 
     async def _adjust_isr(self, replica, isr: list[int]):
         tb = replica.bucket
-        resp = await self.coordinator.call("AdjustIsr", pb.AdjustIsrRequest(server_id=self.server_id, bucket=pb.LeaderAndIsrPb(
+        resp = await self.coordinator.call("AdjustIsr", pb.AdjustIsrRequest(
+            server_id=self.server_id, server_epoch=self.server_epoch, bucket=pb.LeaderAndIsrPb(
             table_id=tb.table_id, partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
             leader=self.server_id, leader_epoch=replica.leader_epoch, isr=isr, bucket_epoch=replica.bucket_epoch)))
         return resp.bucket
@@ -172,8 +193,8 @@ class TabletServer:
         deadline = asyncio.get_running_loop().time() + timeout_s
         while asyncio.get_running_loop().time() < deadline:
             try:
-                resp = await self.coordinator.call("ControlledShutdown",
-                                                   pb.ControlledShutdownRequest(server_id=self.server_id), 5)
+                resp = await self.coordinator.call("ControlledShutdown", pb.ControlledShutdownRequest(
+                    server_id=self.server_id, server_epoch=self.server_epoch), 5)
                 if resp.remaining_leaders == 0:
                     log.info("controlled shutdown of tablet server %d done", self.server_id)
                     return
@@ -201,8 +222,9 @@ class TabletServer:
 
     def _register_again(self) -> None:
         try:
-            self.zk.register_tablet_server(self.server_id, self.host, self.port, metrics_port=self.metrics_port)
-            log.info("tablet server %d registered again", self.server_id)
+            self.server_epoch = self.zk.register_tablet_server(self.server_id, self.host, self.port,
+                                                               metrics_port=self.metrics_port)
+            log.info("tablet server %d registered again (registration epoch %d)", self.server_id, self.server_epoch)
         except Exception:  # noqa: BLE001 - without a registration this server is useless: stop it
             log.exception("tablet server %d could not register again; exiting", self.server_id)
             os._exit(3)

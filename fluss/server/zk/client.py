@@ -15,7 +15,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from enum import Enum
 
 from kazoo.client import KazooClient
@@ -53,6 +54,16 @@ class SessionState(Enum):
 
 _SESSION_STATES = {KazooState.CONNECTED: SessionState.CONNECTED, KazooState.SUSPENDED: SessionState.SUSPENDED,
                    KazooState.LOST: SessionState.LOST}
+
+
+@contextmanager
+def zookeeper_errors(what: str, code: int = ErrorCode.NETWORK_EXCEPTION) -> Iterator[None]:
+    """Turns a ZooKeeper failure inside the block into a ``FlussError`` naming what was being done (code
+    ``NETWORK_EXCEPTION`` by default: the caller may retry), so that code outside this package never sees kazoo."""
+    try:
+        yield
+    except KazooException as e:
+        raise FlussError(f"Cannot {what}: ZooKeeper failed ({type(e).__name__}); retry", code) from None
 
 
 class ZooKeeperClient:
@@ -108,15 +119,16 @@ class ZooKeeperClient:
     # ------------------------------------------------------------ servers
 
     def register_tablet_server(self, server_id: int, host: str, port: int, wait_s: float = 30.0,
-                               metrics_port: int = 0) -> None:
-        """Creates the ephemeral registration; waits for a previous session's node to expire."""
+                               metrics_port: int = 0) -> int:
+        """Creates the ephemeral registration (waiting for a previous session's node to expire); returns the
+        server's registration epoch (see :meth:`tablet_server_epoch`)."""
         node = paths.tablet_server(server_id)
         reg = TabletServerRegistration(host, port, int(time.time() * 1000), metrics_port)
         deadline = time.monotonic() + wait_s
         while True:
             try:
-                self._zk.create(node, encode(reg), ephemeral=True)
-                return
+                _, stat = self._zk.create(node, encode(reg), ephemeral=True, include_data=True)
+                return stat.czxid
             except NodeExistsError:
                 if time.monotonic() > deadline:
                     raise FlussError(f"Tablet server id {server_id} is already registered in ZooKeeper",
@@ -132,6 +144,12 @@ class ZooKeeperClient:
                 continue
             out[int(child)] = decode(TabletServerRegistration, data)
         return out
+
+    def tablet_server_epoch(self, server_id: int) -> int | None:
+        """The registration epoch of a live tablet server: the creation zxid of its ephemeral node, which grows
+        with every registration (as Kafka's broker epoch); None if the server is not registered."""
+        stat = self._zk.exists(paths.tablet_server(server_id))
+        return None if stat is None else stat.czxid
 
     def watch_tablet_servers(self, callback: Callable[[list[int]], None]) -> None:
         """Calls ``callback(sorted ids)`` now and on every membership change (from a kazoo thread)."""
@@ -153,6 +171,14 @@ class ZooKeeperClient:
                 return epoch
             except BadVersionError:
                 continue
+
+    def get_coordinator_epoch(self) -> int:
+        """The latest coordinator epoch (0 before any coordinator became active)."""
+        try:
+            data, _ = self._zk.get(paths.COORDINATOR_EPOCH)
+        except NoNodeError:
+            return 0
+        return int(data or b"0")
 
     def get_active_coordinator(self) -> CoordinatorRegistration | None:
         try:
@@ -258,6 +284,13 @@ class ZooKeeperClient:
             out[name] = decode(PartitionRegistration, data)
         return out
 
+    def get_partition(self, db: str, table: str, name: str) -> PartitionRegistration | None:
+        try:
+            data, _ = self._zk.get(paths.partition(db, table, name))
+        except NoNodeError:
+            return None
+        return decode(PartitionRegistration, data)
+
     def create_partition(self, db: str, table: str, name: str, reg: PartitionRegistration,
                          assignment: Assignment, leaders: dict[int, LeaderAndIsr]) -> None:
         tx = self._zk.transaction()
@@ -301,6 +334,27 @@ class ZooKeeperClient:
         except NoNodeError:
             return None
         return decode(LeaderAndIsr, data), stat.version
+
+    def get_many(self, paths_: list[str]) -> list[bytes | None]:
+        """The data of many znodes with pipelined reads (None for a missing node)."""
+        pending = [self._zk.get_async(p) for p in paths_]
+        out: list[bytes | None] = []
+        for result in pending:
+            try:
+                out.append(result.get()[0])
+            except NoNodeError:
+                out.append(None)
+        return out
+
+    def get_leaders_and_isr(self, buckets: list[tuple[int, int, int]]) -> list[LeaderAndIsr | None]:
+        """The leader/ISR of many ``(table_id, partition_id, bucket)`` at once."""
+        raw = self.get_many([paths.leader_isr(t, p, b) for t, p, b in buckets])
+        return [None if d is None else decode(LeaderAndIsr, d) for d in raw]
+
+    def get_assignments(self, keys: list[tuple[int, int]]) -> list[Assignment | None]:
+        """The replica assignments of many ``(table_id, partition_id)`` at once."""
+        raw = self.get_many([paths.bucket_root(t, p) for t, p in keys])
+        return [None if d is None else decode(Assignment, d) for d in raw]
 
     def set_lake_snapshot(self, snapshot: LakeSnapshotRecord) -> None:
         """Stores a table's latest lake snapshot."""

@@ -1,0 +1,227 @@
+"""Validation of a writer's batches on the bucket leader, before anything is appended (Kafka's LogValidator).
+
+A CRC only proves that bytes were not damaged on the way; a program that knows the format can send a batch with a
+valid CRC whose header contradicts its body. The leader therefore checks every batch of a ProduceLog or PutKv
+request, and appends nothing if one fails (``CORRUPT_RECORD_EXCEPTION``, or ``SCHEMA_NOT_EXIST`` for a schema id
+the table does not have, naming the batch and what was wrong):
+
+* **Framing**: the payload is whole batches, at least one, no trailing bytes.
+* **Header**: magic, known attribute bits and compression codec, reserved fields zero, length a multiple of 8,
+  record count > 0, writer id and batch sequence both set (>= 0) or both -1, the table's schema id, CRC.
+* **Change types**: a log table takes append-only batches (+A); PutKv takes a change-type vector of +I/+U
+  (upsert) and -D (delete), with zero padding.
+* **Arrow body**: one encapsulated record-batch message that ends where the batch ends, with the codec the
+  attributes declare, the row count of the header, and the field nodes and buffers of the table's columns; it is
+  decoded with the table's schema and validated in full (buffer sizes, offsets, UTF-8, decimal precision), so a
+  reader can always decode what was acknowledged. A NOT NULL column holds no null (on PutKv: key columns always;
+  other columns in the rows an upsert writes).
+
+What cannot be told from the bytes is not checked: a body written for another schema with the same physical
+layout (e.g. DOUBLE where the table has BIGINT) decodes as other values.
+
+The work is per batch and per column (Arrow's own validation), never per row in Python. Decoding a compressed
+body costs its decompression; ``validate`` returns the decoded record batches so the KV write path does not
+decode twice.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.record.change_type import ChangeType
+from fluss.record.ipc_projection import (
+    CODEC_LZ4_FRAME,
+    CODEC_ZSTD,
+    ProjectionUnsupported,
+    read_message,
+    schema_layout,
+)
+from fluss.record.log_batch import (
+    APPEND_ONLY_FLAG,
+    COMPRESSION_LZ4_FRAME,
+    COMPRESSION_MASK,
+    COMPRESSION_NONE,
+    COMPRESSION_ZSTD,
+    CURRENT_MAGIC,
+    HEADER_SIZE,
+    LENGTH_OFFSET,
+    Buffer,
+    LogBatch,
+    compression_name,
+)
+
+UPSERT_CHANGE_TYPES = (ChangeType.Insert, ChangeType.UpdateAfter)
+KV_CHANGE_TYPES = (*UPSERT_CHANGE_TYPES, ChangeType.Delete)
+
+_KNOWN_ATTRIBUTES = COMPRESSION_MASK | APPEND_ONLY_FLAG
+_CODECS = {COMPRESSION_NONE: None, COMPRESSION_ZSTD: CODEC_ZSTD, COMPRESSION_LZ4_FRAME: CODEC_LZ4_FRAME}
+_CODEC_NAMES = {None: "none", CODEC_ZSTD: "ZSTD", CODEC_LZ4_FRAME: "LZ4_FRAME"}
+_I32 = struct.Struct("<i")
+_RESERVED = struct.Struct("<H")  # bytes 6-7
+_RESERVED_TAIL = struct.Struct("<I")  # bytes 52-55
+
+
+@dataclass(frozen=True)
+class ValidatedBatch:
+    batch: LogBatch
+    rows: pa.RecordBatch
+    change_types: np.ndarray  # uint8, one per row
+
+
+class BatchValidator:
+    """Validates the batches a writer sends to one bucket of one table (see the module docstring).
+
+    Args:
+        bucket: how messages name the bucket, e.g. ``table db.t bucket 3``.
+        schema_id: the table's schema id.
+        schema: the Arrow schema of that schema id (nullability from the table's NOT NULL columns).
+        primary_key: indexes of the primary-key columns; empty for a log table.
+    """
+
+    def __init__(self, bucket: str, schema_id: int, schema: pa.Schema, primary_key: Sequence[int] = ()) -> None:
+        self.bucket = bucket
+        self.schema_id = schema_id
+        self.schema = schema
+        self.primary_key = tuple(primary_key)
+        self.is_kv = bool(self.primary_key)
+        layout = schema_layout(schema)  # Fluss's column types never fall back (ProjectionUnsupported)
+        self._nodes = layout.total_nodes
+        self._buffers = sum(layout.buffers)
+        self._not_null = [i for i, f in enumerate(schema) if not f.nullable]
+
+    def validate(self, records: Buffer, target_columns: Sequence[int] | None = None) -> list[ValidatedBatch]:
+        """Every batch of a request, checked and decoded; raises on the first problem (nothing is written)."""
+        view = records if isinstance(records, memoryview) else memoryview(records)
+        if view.ndim != 1 or view.itemsize != 1:
+            view = view.cast("B")
+        if not len(view):
+            raise self._error(0, "the request holds no batch (empty records)")
+        out = []
+        position = 0
+        while position < len(view):
+            index = len(out) + 1
+            left = len(view) - position
+            if left < HEADER_SIZE:
+                raise self._error(index, f"{left} trailing bytes at byte {position}, a batch header needs {HEADER_SIZE}")
+            length = _I32.unpack_from(view, position + LENGTH_OFFSET)[0]
+            if length < HEADER_SIZE or length % 8 or length > left:
+                raise self._error(index, f"batch length {length} at byte {position} (must be a multiple of 8 "
+                                         f"between {HEADER_SIZE} and the {left} bytes left)")
+            out.append(self._validate_batch(LogBatch(view, position), index, target_columns))
+            position += length
+        return out
+
+    # ------------------------------------------------------------ one batch
+
+    def _validate_batch(self, batch: LogBatch, index: int,
+                        target_columns: Sequence[int] | None) -> ValidatedBatch:
+        self._check_header(batch, index)
+        types = self._change_types(batch, index)
+        rows = self._decode(batch, index)
+        self._check_nulls(rows, types, index, target_columns)
+        return ValidatedBatch(batch, rows, types)
+
+    def _check_header(self, b: LogBatch, index: int) -> None:
+        raw = b.raw
+        if b.magic != CURRENT_MAGIC:
+            raise self._error(index, f"unsupported magic {b.magic} (expected {CURRENT_MAGIC})")
+        if b.attributes & ~_KNOWN_ATTRIBUTES or b.compression not in _CODECS:
+            raise self._error(index, f"invalid attributes 0x{b.attributes:02x} (compression bits 0-2: 0 NONE, "
+                                     "1 ZSTD, 2 LZ4_FRAME; bit 3 APPEND_ONLY; the rest must be 0)")
+        if _RESERVED.unpack_from(raw, 6)[0] or _RESERVED_TAIL.unpack_from(raw, 52)[0]:
+            raise self._error(index, "reserved header bytes 6-7 and 52-55 must be 0")
+        if b.record_count <= 0:
+            raise self._error(index, f"record count {b.record_count} (a batch holds at least one record)")
+        if (b.writer_id < 0) != (b.batch_sequence < 0) or b.writer_id < -1 or b.batch_sequence < -1:
+            raise self._error(index, f"writer id {b.writer_id} with batch sequence {b.batch_sequence} (both -1 "
+                                     "without idempotence, both >= 0 with it)")
+        if b.schema_id != self.schema_id:
+            raise FlussError(f"Batch {index} for {self.bucket} uses schema id {b.schema_id}, but the table's schema "
+                             f"id is {self.schema_id}", ErrorCode.SCHEMA_NOT_EXIST)
+        actual = b.compute_crc()
+        if actual != b.crc:
+            raise self._error(index, f"CRC32C is 0x{actual:08x}, header says 0x{b.crc:08x}")
+
+    def _change_types(self, b: LogBatch, index: int) -> np.ndarray:
+        if not self.is_kv:
+            if not b.append_only:
+                raise self._error(index, "a log table takes append-only batches (+A), this one has a change-type "
+                                         "vector")
+            return np.zeros(b.record_count, dtype=np.uint8)
+        if b.append_only:
+            raise self._error(index, "PutKv batches carry a change type per record (+U upsert, -D delete); this "
+                                     "one is append-only")
+        padded = (b.record_count + 7) & ~7
+        if HEADER_SIZE + padded > b.size_in_bytes:
+            raise self._error(index, f"the change-type vector of {b.record_count} records runs past the batch end")
+        vector = np.frombuffer(b.raw, dtype=np.uint8, count=padded, offset=HEADER_SIZE)
+        types = vector[: b.record_count]
+        bad = ~np.isin(types, KV_CHANGE_TYPES)
+        if bad.any():
+            first = int(np.argmax(bad))
+            raise self._error(index, f"record {first} has change type {int(types[first])}: PutKv takes +I/+U "
+                                     "(upsert) and -D (delete)")
+        if vector[b.record_count:].any():
+            raise self._error(index, "the change-type vector's padding is not zero")
+        return types
+
+    def _decode(self, b: LogBatch, index: int) -> pa.RecordBatch:
+        message = b.ipc_message()
+        try:
+            info = read_message(message)
+        except ProjectionUnsupported as e:
+            raise self._error(index, f"the Arrow body is not an IPC record-batch message ({e})") from None
+        prefix = 8 if bytes(message[:4]) == b"\xff\xff\xff\xff" else 4
+        end = prefix + len(info.metadata) + len(info.body)
+        if end != len(message):
+            raise self._error(index, f"the Arrow message is {end} bytes but the batch leaves {len(message)} for it")
+        declared = _CODECS[b.compression]
+        if info.codec != declared:
+            raise self._error(index, f"the header declares compression {compression_name(b.compression)} but the "
+                                     f"Arrow body is compressed with {_CODEC_NAMES.get(info.codec, info.codec)}")
+        if info.length != b.record_count:
+            raise self._error(index, f"header says {b.record_count} records, the Arrow body has {info.length}")
+        if info.node_count != self._nodes or info.buffer_count != self._buffers:
+            raise self._error(index, f"the Arrow body has {info.node_count} column nodes and {info.buffer_count} "
+                                     f"buffers; the table's {len(self.schema)} columns "
+                                     f"[{', '.join(self.schema.names)}] have {self._nodes} and {self._buffers}")
+        try:
+            rows = pa.ipc.read_record_batch(pa.py_buffer(message), self.schema)
+            rows.validate(full=True)
+        except (pa.ArrowException, ValueError, OSError) as e:
+            raise self._error(index, f"the Arrow body does not decode with the table's columns "
+                                     f"[{', '.join(self.schema.names)}]: {_first_line(e)}") from None
+        if rows.num_rows != b.record_count:
+            raise self._error(index, f"header says {b.record_count} records, the Arrow body has {rows.num_rows}")
+        return rows
+
+    def _check_nulls(self, rows: pa.RecordBatch, types: np.ndarray, index: int,
+                     target_columns: Sequence[int] | None) -> None:
+        for i in self._not_null:
+            column = rows.column(i)
+            if not column.null_count:
+                continue
+            if self.is_kv and i not in self.primary_key:
+                if target_columns is not None and i not in target_columns:
+                    continue  # a partial update does not write this column
+                upserts = np.isin(types, UPSERT_CHANGE_TYPES)
+                nulls = column.is_null().to_numpy(zero_copy_only=False)
+                if not (nulls & upserts).any():
+                    continue  # only deletes, which carry the key alone
+            raise self._error(index, f"column '{self.schema.names[i]}' is NOT NULL but holds "
+                                     f"{column.null_count} null(s)")
+
+    def _error(self, index: int, problem: str) -> FlussError:
+        where = f"batch {index}" if index else "request"
+        return FlussError(f"Invalid {where} for {self.bucket}: {problem}", ErrorCode.CORRUPT_RECORD_EXCEPTION)
+
+
+def _first_line(e: BaseException) -> str:
+    text = str(e).strip().splitlines()
+    return text[0] if text else type(e).__name__

@@ -1,0 +1,154 @@
+"""Checks of the coordinator's control requests against ZooKeeper, before a tablet server acts on them.
+
+NotifyLeaderAndIsr and StopReplica change what a tablet server leads, follows and stores, so the server trusts
+no such request on its word (anyone who reaches the port can send one; authentication of the internal listener
+comes with the security work). A request is acted on only where ZooKeeper, which the coordinator writes before
+it notifies, agrees:
+
+* **Coordinator epoch**: equal to ``/coordinators/epoch``. A lower one is a deposed coordinator; a higher one is
+  nobody's (it would fence the real coordinator off for good).
+* **Tables**: the table node at the info's path carries the info's table id. The server then uses the
+  definition from ZooKeeper (schema, properties), never the one in the request.
+* **Partitions**: the partition node under that table exists with that partition id.
+* **Buckets** (NotifyLeaderAndIsr): ``leader_isr`` names the same leader and leader epoch; the server applies
+  ZooKeeper's ISR and bucket epoch and the assignment's replicas. A lower leader epoch is a stale notification
+  (a newer one follows), anything else is refused as contradicting ZooKeeper.
+* **StopReplica**: the bucket's assignment is gone or no longer lists this server (its table or partition was
+  dropped); a live bucket is never stopped or deleted on request.
+
+ZooKeeper is read once per request (pipelined reads) in a worker thread. When it cannot be reached the request
+fails with NETWORK_EXCEPTION, which the coordinator's notifier retries.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.metadata import TableBucket, TableInfo, TablePath
+from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.server.coordinator.context import table_info_of
+from fluss.server.zk.client import ZooKeeperClient, zookeeper_errors
+
+
+@dataclass
+class CheckedLeaderAndIsr:
+    """What of a NotifyLeaderAndIsr request ZooKeeper confirms."""
+
+    tables: dict[int, TableInfo] = field(default_factory=dict)
+    partition_names: dict[int, str] = field(default_factory=dict)
+    buckets: list[pb.LeaderAndIsrPb] = field(default_factory=list)  # as recorded in ZooKeeper
+    refused: dict[TableBucket, FlussError] = field(default_factory=dict)
+
+
+class ControlRequestChecker:
+    def __init__(self, zk: ZooKeeperClient, server_id: int) -> None:
+        self.zk = zk
+        self.server_id = server_id
+        self._tables: dict[int, TableInfo] = {}  # verified definitions, by table id
+
+    async def check_coordinator_epoch(self, epoch: int) -> None:
+        current = await self._zk_call(self.zk.get_coordinator_epoch)
+        if epoch != current:
+            raise FlussError(f"Request from coordinator epoch {epoch}, but the current coordinator epoch in "
+                             f"ZooKeeper is {current}", ErrorCode.INVALID_COORDINATOR_EXCEPTION)
+
+    async def leader_and_isr(self, req: pb.NotifyLeaderAndIsrRequest,
+                             known_tables: dict[int, TableInfo]) -> CheckedLeaderAndIsr:
+        return await self._zk_call(self._leader_and_isr, req, known_tables)
+
+    async def stop_replicas(self, req: pb.StopReplicaRequest) -> dict[TableBucket, FlussError]:
+        """The buckets of the request that must not be stopped, with why."""
+        return await self._zk_call(self._stop_replicas, req)
+
+    async def _zk_call(self, fn, *args):
+        with zookeeper_errors("check the request against ZooKeeper"):
+            return await asyncio.to_thread(fn, *args)
+
+    # ------------------------------------------------------------ in a worker thread
+
+    def _leader_and_isr(self, req: pb.NotifyLeaderAndIsrRequest,
+                        known_tables: dict[int, TableInfo]) -> CheckedLeaderAndIsr:
+        out = CheckedLeaderAndIsr()
+        table_errors: dict[int, FlussError] = {}
+        for t in req.table_infos:
+            try:
+                out.tables[t.table_id] = self._table(t)
+            except FlussError as e:
+                table_errors[t.table_id] = e
+        tables = {**known_tables, **out.tables}
+        partition_names = {p.partition_id: p.partition_name for p in req.partition_infos}
+        candidates: list[tuple[TableBucket, pb.LeaderAndIsrPb]] = []
+        for b in req.buckets:
+            tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
+            error = table_errors.get(b.table_id)
+            if error is None and b.table_id not in tables:
+                error = FlussError(f"NotifyLeaderAndIsr for {tb} carries no definition of table {b.table_id}",
+                                   ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+            if error is None and tb.partition_id is not None:
+                error = self._partition_problem(tables[b.table_id], tb.partition_id,
+                                                partition_names.get(tb.partition_id))
+                if error is None:
+                    out.partition_names[tb.partition_id] = partition_names[tb.partition_id]
+            if error is not None:
+                out.refused[tb] = error
+            else:
+                candidates.append((tb, b))
+        keys = [(tb.table_id, tb.partition_id_or_none_value, tb.bucket_id) for tb, _ in candidates]
+        owners = sorted({(t, p) for t, p, _ in keys})
+        assignments = dict(zip(owners, self.zk.get_assignments(owners), strict=True))
+        for (tb, b), lai in zip(candidates, self.zk.get_leaders_and_isr(keys), strict=True):
+            assignment = assignments[(tb.table_id, tb.partition_id_or_none_value)]
+            replicas = None if assignment is None else assignment.buckets.get(tb.bucket_id)
+            if lai is None or replicas is None:
+                out.refused[tb] = FlussError(f"{tb} is not in ZooKeeper (dropped?)",
+                                             ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+            elif b.leader_epoch < lai.leader_epoch:
+                out.refused[tb] = FlussError(
+                    f"Stale notification for {tb}: leader epoch {b.leader_epoch}, ZooKeeper has {lai.leader_epoch}",
+                    ErrorCode.FENCED_LEADER_EPOCH_EXCEPTION)
+            elif b.leader_epoch != lai.leader_epoch or b.leader != lai.leader:
+                out.refused[tb] = FlussError(
+                    f"Notification for {tb} (leader {b.leader}, leader epoch {b.leader_epoch}) contradicts "
+                    f"ZooKeeper (leader {lai.leader}, leader epoch {lai.leader_epoch})",
+                    ErrorCode.FENCED_LEADER_EPOCH_EXCEPTION)
+            else:
+                out.buckets.append(pb.LeaderAndIsrPb(
+                    table_id=b.table_id, partition_id=b.partition_id, bucket_id=b.bucket_id, leader=lai.leader,
+                    leader_epoch=lai.leader_epoch, replicas=replicas, isr=lai.isr, bucket_epoch=lai.bucket_epoch))
+        return out
+
+    def _table(self, t: pb.TableInfoPb) -> TableInfo:
+        cached = self._tables.get(t.table_id)
+        if cached is not None and cached.modified_time == t.modified_time:
+            return cached
+        path = TablePath.from_pb(t.table_path)
+        got = self.zk.get_table(path.database_name, path.table_name)
+        if got is None or got[0].table_id != t.table_id:
+            raise FlussError(f"Table {path} with id {t.table_id} is not in ZooKeeper",
+                             ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+        info = table_info_of(path, *got)
+        self._tables[t.table_id] = info
+        return info
+
+    def _partition_problem(self, table: TableInfo, partition_id: int, name: str | None) -> FlussError | None:
+        path = table.table_path
+        reg = None if name is None else self.zk.get_partition(path.database_name, path.table_name, name)
+        if reg is None or reg.partition_id != partition_id or reg.table_id != table.table_id:
+            return FlussError(f"Partition {name!r} (id {partition_id}) of {path} is not in ZooKeeper",
+                              ErrorCode.PARTITION_NOT_EXISTS)
+        return None
+
+    def _stop_replicas(self, req: pb.StopReplicaRequest) -> dict[TableBucket, FlussError]:
+        owners = sorted({(b.table_id, b.partition_id) for b in req.buckets})
+        assignments = dict(zip(owners, self.zk.get_assignments(owners), strict=True))
+        refused = {}
+        for b in req.buckets:
+            assignment = assignments[(b.table_id, b.partition_id)]
+            replicas = None if assignment is None else assignment.buckets.get(b.bucket_id)
+            if replicas is not None and self.server_id in replicas:
+                tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
+                refused[tb] = FlussError(f"{tb} is assigned to tablet server {self.server_id} in ZooKeeper: "
+                                         "it is not stopped", ErrorCode.INELIGIBLE_REPLICA_EXCEPTION)
+        return refused

@@ -1,0 +1,71 @@
+"""A new leader whose KV state cannot be recovered says so: the failure is logged with its cause, answered to
+writers and readers (KV_STORAGE_EXCEPTION naming it, not "still recovering" for ever) and retried.
+
+In-process: a ReplicaManager on a temporary directory, driven by NotifyLeaderAndIsr requests as the coordinator
+would send them."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.metadata import Schema, TableBucket, TableDescriptor, TableInfo, TablePath
+from fluss.record.change_type import ChangeType
+from fluss.record.log_batch import build_batch
+from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.server.replica import manager as manager_module
+from fluss.server.replica.manager import ReplicaManager
+
+SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
+INFO = TableInfo(TablePath("db", "kv"), 7, 1, TableDescriptor(Schema(SCHEMA, primary_keys=["k"]), bucket_count=1),
+                 0, 0)
+TB = TableBucket(7, 0)
+
+
+def _notify(leader: int, epoch: int) -> pb.NotifyLeaderAndIsrRequest:
+    return pb.NotifyLeaderAndIsrRequest(coordinator_epoch=1, table_infos=[INFO.to_pb()], buckets=[pb.LeaderAndIsrPb(
+        table_id=7, partition_id=-1, bucket_id=0, leader=leader, leader_epoch=epoch, replicas=[0, 1], isr=[0, 1],
+        bucket_epoch=epoch)])
+
+
+def _put(keys: list[int]) -> pb.PutKvRequest:
+    rb = pa.record_batch([pa.array(keys, pa.int64()), pa.array([str(k) for k in keys])], schema=SCHEMA)
+    records = build_batch(rb, schema_id=1, change_types=np.full(len(keys), ChangeType.UpdateAfter, np.uint8))
+    return pb.PutKvRequest(acks=1, table_id=7, buckets=[pb.PutKvBucketPb(partition_id=-1, bucket_id=0,
+                                                                          records=records)])
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_a_failed_kv_recovery_is_reported_with_its_cause_and_retried(tmp_path, caplog, monkeypatch):
+    monkeypatch.setattr(manager_module, "KV_RECOVERY_RETRY_S", 0.2)
+    m = ReplicaManager(0, tmp_path, 1 << 20, 4096)
+    try:
+        assert (await m.apply_leader_and_isr(_notify(0, 1)))[0].error.code == 0
+        req = _put([1, 2])
+        await m.put_kv(req, req.buckets[0])
+        replica = m.replicas[TB]
+        # a changelog batch no KV state can apply (a body of another layout, CRC valid), as an older server or a
+        # damaged disk could have left it: appended past the leader's validation
+        bad = build_batch(pa.record_batch([pa.array([1, 2, 3], pa.int32())], names=["k"]), schema_id=1,
+                          change_types=np.full(3, ChangeType.Insert, np.uint8))
+        replica.log.append_as_leader(bad, 1)
+        assert (await m.apply_leader_and_isr(_notify(1, 2)))[0].error.code == 0  # follower for a term
+        with caplog.at_level("ERROR", logger="fluss.server.replica.manager"):
+            result = (await m.apply_leader_and_isr(_notify(0, 3)))[0]
+        assert result.error.code == ErrorCode.KV_STORAGE_EXCEPTION and "could not be recovered" in result.error.message
+        assert "KV recovery of" in caplog.text and "Traceback" in caplog.text  # logged with its stack
+        for call in (lambda: m.lookup(TB, [b"x"]), lambda: m.put_kv(req, req.buckets[0])):
+            with pytest.raises(FlussError) as e:
+                await call()
+            assert e.value.error_code == ErrorCode.KV_STORAGE_EXCEPTION and "failed to recover" in e.value.message
+        # the retry hits the same changelog batch: it keeps failing, and says so each time
+        caplog.clear()
+        with caplog.at_level("ERROR", logger="fluss.server.replica.manager"):
+            await asyncio.sleep(0.7)
+        assert caplog.text.count("KV recovery of") >= 2
+    finally:
+        m.close()
