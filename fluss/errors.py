@@ -86,6 +86,7 @@ RETRIABLE_CODES = frozenset(
         ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION,
         ErrorCode.FENCED_LEADER_EPOCH_EXCEPTION,
         ErrorCode.RETRIABLE_AUTHENTICATE_EXCEPTION,
+        ErrorCode.STORAGE_EXCEPTION,  # the leader cannot write its disk: its leadership moves (as Kafka's)
     }
 )
 

@@ -59,6 +59,7 @@ class LocalCluster:
     port: int | None = None
     coordinators: int = 1
     server_config: dict[str, str] = field(default_factory=dict)
+    tablet_server_config: dict[int, dict[str, str]] = field(default_factory=dict)  # per server id, over the rest
     zookeeper_session_timeout: str = "3s"
     stop_with_owner: bool = True  # processes stop when this Python process dies (False for `fluss cluster start`)
     metrics: bool = False  # every server exports Prometheus metrics on a free port of its own
@@ -278,7 +279,7 @@ class LocalCluster:
         metrics, metrics_port = self._metrics_config()
         cfg = {**self._base_config(), **metrics, "tablet-server.id": str(sid),
                "bind.listeners": f"FLUSS://127.0.0.1:{port}",
-               "data.dir": str(self.dir / f"tablet-server-{sid}" / "data")}
+               "data.dir": str(self.dir / f"tablet-server-{sid}" / "data"), **self.tablet_server_config.get(sid, {})}
         path = self.dir / f"tablet-server-{sid}.yaml"
         path.write_text(yaml.safe_dump(cfg))
         return _Proc(f"tablet-server-{sid}", path, port, metrics_port=metrics_port)

@@ -22,6 +22,7 @@ from fluss.record.log_batch import (
     build_batch,
     iter_batches,
 )
+from fluss.server.log import loader as loader_module
 from fluss.server.log import segment as segment_module
 from fluss.server.log.checkpoint import CheckpointFile
 from fluss.server.log.config import LogConfig
@@ -372,7 +373,8 @@ def test_high_watermark_is_clamped_and_persisted_on_close(tmp_path):
         assert tablet.update_high_watermark(1000) == 50
         assert tablet.update_high_watermark(30) == 30
     values = CheckpointFile(directory / CHECKPOINT_FILE_NAME).read()
-    assert values == {"high_watermark": 30, "recovery_point": 50}
+    assert values == {"high_watermark": 30, "recovery_point": 50, "written_point": 50,
+                      "boot_id": loader_module.boot_id()}
     with LogTablet.open(directory, SMALL) as tablet:
         assert (tablet.high_watermark, tablet.recovery_point, tablet.log_end_offset) == (30, 50, 50)
         assert read_all(tablet) == list(range(50))
@@ -449,15 +451,15 @@ def test_unflushed_corrupt_batch_is_cut_with_everything_after_it(tmp_path, caplo
     assert cut and log_path.name in cut[0] and "offset 120" in cut[0], caplog.text
 
 
-def test_checkpoint_moves_the_recovery_point_so_a_reopen_rechecks_only_newer_data(tmp_path, caplog):
+def test_checkpoint_lets_a_restart_in_the_same_boot_recheck_only_newer_data(tmp_path, caplog):
     directory = tmp_path / "t"
     tablet = LogTablet.open(directory, LogConfig(segment_bytes=1 << 20, index_interval_bytes=512))
     fill(tablet, 100, batch_size=10)
-    assert tablet.recovery_point == 0
-    assert tablet.checkpoint() and tablet.recovery_point == 100
-    assert not tablet.checkpoint()  # nothing new
+    assert tablet.checkpoint() and not tablet.checkpoint()  # the second has nothing new
+    assert tablet.recovery_point == 0  # nothing was fsynced: a machine crash still re-checks everything
     fill(tablet, 130, batch_size=10)
-    assert CheckpointFile(directory / CHECKPOINT_FILE_NAME).read()["recovery_point"] == 100
+    values = CheckpointFile(directory / CHECKPOINT_FILE_NAME).read()
+    assert values["written_point"] == 100 and values["boot_id"] == loader_module.boot_id() != 0
     del tablet  # killed: offsets >= 100 are checked again at start-up, the rest is trusted
     with caplog.at_level("WARNING", logger="fluss.server.log.loader"):
         with LogTablet.open(directory, SMALL) as reopened:
@@ -465,21 +467,17 @@ def test_checkpoint_moves_the_recovery_point_so_a_reopen_rechecks_only_newer_dat
     assert "beyond the recovery point 100" in caplog.text
 
 
-def test_a_checkpoint_racing_a_truncation_keeps_the_old_recovery_point(tmp_path, monkeypatch):
-    tablet = LogTablet.open(tmp_path / "t", LogConfig(segment_bytes=1 << 20))
-    fill(tablet, 50, batch_size=10)
-    real_flush = segment_module.LogSegment.flush
-
-    def flush_then_truncate(segment):  # the truncation lands while the checkpoint fsyncs outside the lock
-        real_flush(segment)
-        monkeypatch.setattr(segment_module.LogSegment, "flush", real_flush)
-        tablet.truncate_to(20)
-        fill(tablet, 60, batch_size=10)
-
-    monkeypatch.setattr(segment_module.LogSegment, "flush", flush_then_truncate)
-    assert not tablet.checkpoint()
-    assert tablet.recovery_point == 0  # offsets 20..50 were rewritten after the fsync began
-    tablet.close()
+def test_after_a_reboot_everything_since_the_last_fsync_is_checked(tmp_path, caplog, monkeypatch):
+    directory = tmp_path / "t"
+    tablet = LogTablet.open(directory, LogConfig(segment_bytes=1 << 20, index_interval_bytes=512))
+    fill(tablet, 100, batch_size=10)
+    tablet.checkpoint()
+    del tablet
+    monkeypatch.setattr(loader_module, "_boot_id", loader_module.boot_id() + 1)  # as if the machine restarted
+    with caplog.at_level("WARNING", logger="fluss.server.log.loader"):
+        with LogTablet.open(directory, SMALL) as reopened:
+            assert read_all(reopened) == list(range(100))
+    assert "beyond the recovery point 0" in caplog.text
 
 
 def test_restart_at_empties_the_log_and_continues_at_the_offset(tmp_path):

@@ -9,7 +9,10 @@ Rules (see ``docs/log-format.md``):
   a sealed segment must end where the next one starts).
 * A segment is *recovered* (every batch's CRC checked, file cut after the last good batch, indexes rebuilt) if
   loading found a problem, or if it holds offsets at or beyond the recovery point (data written after the last
-  fsync: it may be torn or missing after a crash, even if it looks whole).
+  fsync: it may be torn or missing after a crash of the machine, even if it looks whole). If the checkpoint was
+  written in the current boot of the machine (its ``boot_id``), only the process stopped and the page cache
+  kept every completed write: offsets below the checkpoint's *written point* are trusted too (a write cut
+  short by the kill leaves an incomplete tail, which loading detects).
 * If recovery cut a segment short of where the next one starts, every later segment is deleted: a log has no
   holes.
 * The high watermark and recovery point come from the checkpoint file and are clamped into
@@ -19,6 +22,7 @@ Rules (see ``docs/log-format.md``):
 from __future__ import annotations
 
 import logging
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +41,22 @@ log = logging.getLogger(__name__)
 CHECKPOINT_FILE_NAME = "log.checkpoint"
 HIGH_WATERMARK_KEY = "high_watermark"
 RECOVERY_POINT_KEY = "recovery_point"
+WRITTEN_POINT_KEY = "written_point"
+BOOT_ID_KEY = "boot_id"
+_BOOT_ID_FILE = Path("/proc/sys/kernel/random/boot_id")
+_boot_id: int | None = None
+
+
+def boot_id() -> int:
+    """This boot of the machine, as an integer (0 where the kernel does not say): data written to a file before
+    a checkpoint taken in the same boot is in the page cache, whatever happened to the process since."""
+    global _boot_id
+    if _boot_id is None:
+        try:
+            _boot_id = uuid.UUID(_BOOT_ID_FILE.read_text().strip()).int
+        except (OSError, ValueError):
+            _boot_id = 0
+    return _boot_id
 
 
 @dataclass
@@ -54,6 +74,9 @@ def load_log(directory: Path, config: LogConfig) -> LoadedLog:
     bases = _clean_directory(directory)
     values = checkpoint.read()
     recovery_point = values.get(RECOVERY_POINT_KEY, 0)
+    trusted = recovery_point  # below it everything was fsynced
+    if boot_id() and values.get(BOOT_ID_KEY) == boot_id():  # only the process stopped: the page cache is intact
+        trusted = max(trusted, values.get(WRITTEN_POINT_KEY, 0))
 
     segments: list[LogSegment] = []
     try:
@@ -62,8 +85,8 @@ def load_log(directory: Path, config: LogConfig) -> LoadedLog:
             segments.append(segment)
             expected_end = bases[i + 1] if i + 1 < len(bases) else None
             problem = segment.load(expected_end)
-            if problem is None and segment.next_offset > recovery_point:
-                problem = f"it holds offsets up to {segment.next_offset} beyond the recovery point {recovery_point}"
+            if problem is None and segment.next_offset > trusted:
+                problem = f"it holds offsets up to {segment.next_offset} beyond the recovery point {trusted}"
             if problem is None:
                 continue
             log.warning("Recovering log segment %s: %s", segment.log_path, problem)

@@ -152,15 +152,20 @@ class LogSegment:
         """Write ``data`` (the concatenation of batches described by ``headers``, as one buffer or as a list of
         consecutive parts) at the end of the file, with as few system calls as the parts allow."""
         start = self.size
+        before = (self.next_offset, self.max_timestamp, self._bytes_since_index_entry, len(self.offset_index),
+                  len(self.time_index))
         try:
             _pwrite_all(self.fd, data if isinstance(data, list) else [data], start)
-        except OSError:
+            position = start
+            for header in headers:
+                self._track(position, header, index_interval_bytes)
+                position += header.batch_length
+        except OSError:  # e.g. a full disk: the segment is left exactly as it was (nothing half-appended)
             os.ftruncate(self.fd, start)
+            self.next_offset, self.max_timestamp, self._bytes_since_index_entry = before[:3]
+            self.offset_index.truncate_entries(before[3])
+            self.time_index.truncate_entries(before[4])
             raise
-        position = start
-        for header in headers:
-            self._track(position, header, index_interval_bytes)
-            position += header.batch_length
         self.size = position
 
     # -- reading -----------------------------------------------------------------------------------------------

@@ -49,7 +49,14 @@ from fluss.record.log_batch import (
 from fluss.server.log.checkpoint import CheckpointFile
 from fluss.server.log.config import LogConfig
 from fluss.server.log.epoch_cache import LeaderEpochCache
-from fluss.server.log.loader import HIGH_WATERMARK_KEY, RECOVERY_POINT_KEY, load_log
+from fluss.server.log.loader import (
+    BOOT_ID_KEY,
+    HIGH_WATERMARK_KEY,
+    RECOVERY_POINT_KEY,
+    WRITTEN_POINT_KEY,
+    boot_id,
+    load_log,
+)
 from fluss.server.log.segment import LogSegment
 from fluss.server.log.writer_state import WriterStateManager
 
@@ -97,10 +104,10 @@ class LogTablet:
         self._bases = [s.base_offset for s in segments]
         self._high_watermark = high_watermark
         self._recovery_point = recovery_point
+        self._written_point = recovery_point  # appended data before this is in the page cache (see checkpoint)
         self._checkpoint = checkpoint
         self._checkpointed: dict[str, int] | None = None
         self._unflushed_records = 0
-        self._generation = 0  # bumped by every truncation or restart: a checkpoint taken across one is dropped
         self._closed = False
         self._lock = threading.RLock()
         self.epochs = LeaderEpochCache(self.directory)
@@ -187,8 +194,12 @@ class LogTablet:
                 headers.append(read_header(header))
                 parts += (header, batch.raw[HEADER_SIZE:])
                 offset += batch.record_count
-            self.epochs.assign(leader_epoch, first)
-            self._append(parts, headers)
+            self._assign_epoch(leader_epoch, first)
+            try:
+                self._append(parts, headers)
+            except FlussError:
+                self._forget_epochs_past_end()  # the epoch starts at the next append instead
+                raise
             self._track_writers(headers)
             if duplicate_first is not None:
                 first = duplicate_first[0]
@@ -260,12 +271,30 @@ class LogTablet:
                     )
                 expected = batch.next_offset
             for batch in batches:
-                self.epochs.assign(batch.leader_epoch, batch.base_offset)
+                self._assign_epoch(batch.leader_epoch, batch.base_offset)
             headers = [b.header for b in batches]
-            self._append(view, headers)
+            try:
+                self._append(view, headers)
+            except FlussError:
+                self._forget_epochs_past_end()
+                raise
             self._track_writers(headers)
             return AppendInfo(first, expected - 1, expected - first, max(b.commit_timestamp for b in batches),
                               len(batches))
+
+    def _assign_epoch(self, epoch: int, start_offset: int) -> None:
+        try:
+            self.epochs.assign(epoch, start_offset)
+        except OSError as e:
+            log.error("cannot write the leader epoch history of %s: %s", self.directory, e)
+            raise FlussError(f"Cannot write the leader epoch history of {self.name}: {_os_error(e)}",
+                             ErrorCode.LOG_STORAGE_EXCEPTION) from e
+
+    def _forget_epochs_past_end(self) -> None:
+        try:
+            self.epochs.truncate_from_end(self.log_end_offset)
+        except FlussError:  # the disk refuses this too; the in-memory history is right, and start-up repairs it
+            log.warning("cannot persist the leader epoch history of %s", self.directory)
 
     def _validated(self, view: memoryview) -> list[LogBatch]:
         batches = list(iter_batches(view, validate=True))
@@ -359,33 +388,23 @@ class LogTablet:
             self.flush_listener((time.perf_counter() - started) * 1000)
 
     def checkpoint(self) -> bool:
-        """fsync what was appended since the last checkpoint and persist the high watermark and the recovery
-        point (which moves to what was synced), so a restart after a crash re-checks only newer data. Appends go
-        on meanwhile: the fsync runs outside the lock, and the result is dropped if the log was truncated or
-        restarted during it. Returns whether the recovery point moved."""
+        """Persist the high watermark and the *written point* (the log end offset now) with the machine's boot id
+        in the checkpoint file (see ``loader.py``): after a crash of the process, not of the machine, start-up
+        re-checks only what was appended since. The appended data itself is not fsynced (that is what
+        replication is for, as in Kafka and Apache Fluss), so this costs one small file write. Returns whether
+        the written point moved."""
         with self._lock:
             if self._closed:
                 return False
-            target = self.log_end_offset
-            generation = self._generation
-            segments = [s for s in self._segments if s.next_offset > self._recovery_point]
-            if not segments:
-                self._write_checkpoint()
-                return False
-        try:
-            for segment in segments:
-                segment.flush()
-        except (OSError, FlussError):  # a segment closed or deleted meanwhile: the next round retries
-            return False
-        with self._lock:
-            if self._closed or generation != self._generation or target <= self._recovery_point:
-                return False
-            self._recovery_point = target
+            moved = self.log_end_offset > self._written_point
+            self._written_point = self.log_end_offset
             self._write_checkpoint()
-            return True
+            return moved
 
     def _write_checkpoint(self) -> None:
-        values = {HIGH_WATERMARK_KEY: self._high_watermark, RECOVERY_POINT_KEY: self._recovery_point}
+        self._written_point = min(max(self._written_point, self._recovery_point), self.log_end_offset)
+        values = {HIGH_WATERMARK_KEY: self._high_watermark, RECOVERY_POINT_KEY: self._recovery_point,
+                  WRITTEN_POINT_KEY: self._written_point, BOOT_ID_KEY: boot_id()}
         if values != self._checkpointed:
             self._checkpoint.write(values)
             self._checkpointed = values
@@ -477,7 +496,6 @@ class LogTablet:
                 raise FlussError(f"Cannot truncate the log of {self.name} to offset {offset}: {_os_error(e)}",
                                  ErrorCode.LOG_STORAGE_EXCEPTION) from e
             self._bases = [s.base_offset for s in self._segments]
-            self._generation += 1
             log_end = self.log_end_offset
             self._high_watermark = min(max(self._high_watermark, self.log_start_offset), log_end)
             self._recovery_point = min(max(self._recovery_point, self.log_start_offset), log_end)
@@ -500,7 +518,6 @@ class LogTablet:
                 raise FlussError(f"Cannot restart the log of {self.name} at offset {offset}: {_os_error(e)}",
                                  ErrorCode.LOG_STORAGE_EXCEPTION) from e
             self._bases = [offset]
-            self._generation += 1
             self._high_watermark = self._recovery_point = offset
             self._unflushed_records = 0
             self._write_checkpoint()

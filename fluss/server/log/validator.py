@@ -62,6 +62,7 @@ KV_CHANGE_TYPES = (*UPSERT_CHANGE_TYPES, ChangeType.Delete)
 _KNOWN_ATTRIBUTES = COMPRESSION_MASK | APPEND_ONLY_FLAG
 _CODECS = {COMPRESSION_NONE: None, COMPRESSION_ZSTD: CODEC_ZSTD, COMPRESSION_LZ4_FRAME: CODEC_LZ4_FRAME}
 _CODEC_NAMES = {None: "none", CODEC_ZSTD: "ZSTD", CODEC_LZ4_FRAME: "LZ4_FRAME"}
+_SINGLE_THREADED = pa.ipc.IpcReadOptions(use_threads=False)
 _I32 = struct.Struct("<i")
 _RESERVED = struct.Struct("<H")  # bytes 6-7
 _RESERVED_TAIL = struct.Struct("<I")  # bytes 52-55
@@ -94,6 +95,7 @@ class BatchValidator:
         self._nodes = layout.total_nodes
         self._buffers = sum(layout.buffers)
         self._not_null = [i for i, f in enumerate(schema) if not f.nullable]
+        self._schema_message = schema.serialize().to_pybytes()
 
     def validate(self, records: Buffer, target_columns: Sequence[int] | None = None) -> list[ValidatedBatch]:
         """Every batch of a request, checked and decoded; raises on the first problem (nothing is written)."""
@@ -192,7 +194,11 @@ class BatchValidator:
                                      f"buffers; the table's {len(self.schema)} columns "
                                      f"[{', '.join(self.schema.names)}] have {self._nodes} and {self._buffers}")
         try:
-            rows = pa.ipc.read_record_batch(pa.py_buffer(message), self.schema)
+            if info.codec is None:  # zero-copy
+                rows = pa.ipc.read_record_batch(pa.py_buffer(message), self.schema)
+            else:  # decompressed on this thread: Arrow's thread pool costs more than it saves on small batches
+                stream = pa.BufferReader(pa.py_buffer(self._schema_message + bytes(message)))
+                rows = pa.ipc.open_stream(stream, options=_SINGLE_THREADED).read_next_batch()
             rows.validate(full=True)
         except (pa.ArrowException, ValueError, OSError) as e:
             raise self._error(index, f"the Arrow body does not decode with the table's columns "

@@ -145,7 +145,14 @@ class ReplicaFetcherManager:
                     continue
                 if b.records:
                     records = b.records
-                    await asyncio.to_thread(replica.log.append_as_follower, records)
+                    try:
+                        await asyncio.to_thread(replica.log.append_as_follower, records)
+                    except Exception as e:  # noqa: BLE001 - a full disk is reported; other buckets go on
+                        observed = self.manager.disk.observe(e)
+                        if observed is e:
+                            raise
+                        log.debug("follower append to %s failed: %s", tb, observed)
+                        continue
                     self.manager.metrics.replication_bytes_in.count += len(records)
                 hw = min(b.high_watermark, replica.log.log_end_offset)
                 if hw > replica.log.high_watermark:

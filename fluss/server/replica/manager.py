@@ -29,6 +29,7 @@ from fluss.server.log.tablet import AppendInfo
 from fluss.server.metrics.tablet import TabletServerMetrics
 from fluss.server.replica.kv_replica import KvReplica
 from fluss.server.replica.replica import Replica
+from fluss.server.tablet.disk_health import DiskHealth
 
 log = logging.getLogger(__name__)
 
@@ -70,6 +71,9 @@ class ReplicaManager:
         self._loop: asyncio.AbstractEventLoop | None = None
         self.metrics = metrics or TabletServerMetrics()
         self.metrics.attach(self)
+        self._isr_tasks: dict[TableBucket, asyncio.Task] = {}
+        self.disk = DiskHealth(server_id, data_dir)  # the tablet server sets disk.report (ReportStorageState)
+        self._kv_retries: dict[TableBucket, asyncio.Task] = {}
 
     async def _on_kv(self, fn, *args):
         """Runs RocksDB work on the KV executor."""
@@ -84,8 +88,6 @@ class ReplicaManager:
             loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self._notify_data()))
         except RuntimeError:  # the loop closed meanwhile: the server is stopping
             pass
-        self._isr_tasks: dict[TableBucket, asyncio.Task] = {}
-        self._kv_retries: dict[TableBucket, asyncio.Task] = {}
 
     # ------------------------------------------------------------ leadership
 
@@ -278,7 +280,10 @@ class ReplicaManager:
             wait_s = min(SEQUENCE_GAP_WAIT_S, (request.timeout_ms or 30_000) / 2000)
             if await self._wait_for_gap(replica, header.writer_id, header.batch_sequence, wait_s):
                 replica.check_leader()  # leadership may have moved while waiting
-        info = await asyncio.to_thread(self._validate_and_append, replica, records, int(time.time() * 1000))
+        try:
+            info = await asyncio.to_thread(self._validate_and_append, replica, records, int(time.time() * 1000))
+        except Exception as e:
+            self._raise_observed(e)
         replica.maybe_advance_high_watermark()
         await self._notify_data()  # wakes followers' long-polls and acks=all waiters
         return replica, info
@@ -310,6 +315,7 @@ class ReplicaManager:
         """The leader replica a ProduceLog/PutKv bucket goes to, after the checks both writes share."""
         tb = TableBucket(request.table_id, bucket.bucket_id, bucket.partition_id)
         replica = self.leader_or_raise(tb)
+        self.disk.check_writable()
         if request.acks == -1 and len(replica.isr) < self.min_isr:
             raise FlussError(f"Not enough in-sync replicas for {tb}: ISR {replica.isr} is smaller than "
                              f"log.replica.min-in-sync-replicas-number ({self.min_isr})",
@@ -329,7 +335,10 @@ class ReplicaManager:
         targets = list(request.target_columns) or None
         lock = self._kv_locks.setdefault(tb, asyncio.Lock())
         async with lock:
-            info = await self._on_kv(kv.put, bucket.records, targets, int(time.time() * 1000))
+            try:
+                info = await self._on_kv(kv.put, bucket.records, targets, int(time.time() * 1000))
+            except Exception as e:
+                self._raise_observed(e)
         replica.maybe_advance_high_watermark()
         await self._notify_data()
         return replica, info
@@ -637,14 +646,25 @@ class ReplicaManager:
     # ------------------------------------------------------------ housekeeping
 
     def checkpoint_logs(self) -> int:
-        """Checkpoints every hosted log (see ``LogTablet.checkpoint``); returns how many recovery points moved."""
-        moved = 0
+        """Checkpoints every hosted log (see ``LogTablet.checkpoint``); returns how many written points moved.
+        Raises the first failure after trying every log."""
+        moved, failure = 0, None
         for replica in list(self.replicas.values()):
             try:
                 moved += replica.log.checkpoint()
-            except Exception:  # noqa: BLE001 - a failing disk is reported by the write path; keep checkpointing
-                log.exception("checkpoint of %s failed", replica.bucket)
+            except Exception as e:  # noqa: BLE001 - keep checkpointing the others
+                log.warning("checkpoint of %s failed: %s", replica.bucket, e)
+                failure = failure or e
+        if failure is not None:
+            raise failure
         return moved
+
+    def _raise_observed(self, e: BaseException) -> None:
+        """Re-raises a write's failure, as STORAGE_EXCEPTION if it was the disk (which marks it failed)."""
+        observed = self.disk.observe(e)
+        if observed is e:
+            raise e
+        raise observed from e
 
     def delete_expired_segments(self) -> int:
         now = int(time.time() * 1000)

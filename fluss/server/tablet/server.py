@@ -88,6 +88,7 @@ class TabletServer:
             self.replicas, self._address_of, self.config.get_duration_ms(REPLICA_FETCH_WAIT_MAX_TIME))
         self.replicas.control_checks = ControlRequestChecker(self.zk, self.server_id)
         self.replicas.adjust_isr = self._adjust_isr
+        self.replicas.disk.report = self._report_storage_state
         self._grpc = (RpcServerBuilder(self.config.bind_listeners(), stats=self.metrics.request_stats)
                       .add_service(rpc.add_TabletServiceServicer_to_server,
                                    TabletServicer(self.replicas, self.config.get_bytes(MAX_REQUEST_SIZE)))
@@ -122,16 +123,17 @@ class TabletServer:
                 log.info("retention deleted %d expired segment(s)", deleted)
 
     async def _checkpoint_loop(self) -> None:
-        """Every ``log.replica.high-watermark.checkpoint-interval``, each log's appends are fsynced and its
-        checkpoint (high watermark, recovery point) written, so a restart after a crash re-checks only what was
-        appended since (not the whole active segment)."""
+        """Every ``log.replica.high-watermark.checkpoint-interval``, each log's checkpoint (high watermark, written
+        point, boot id) is written, so a restart after a crash of the process re-checks only what was appended
+        since, not the whole active segment (see ``LogTablet.checkpoint``)."""
         interval = self.config.get_duration_ms(HIGH_WATERMARK_CHECKPOINT_INTERVAL) / 1000
         while True:
             await asyncio.sleep(interval)
             try:
                 await asyncio.to_thread(self.replicas.checkpoint_logs)
-            except Exception:  # noqa: BLE001 - try again next round
-                log.exception("log checkpoint round failed")
+            except Exception as e:  # noqa: BLE001 - try again next round
+                if self.replicas.disk.observe(e) is e:
+                    log.exception("log checkpoint round failed")
 
     async def _isr_loop(self) -> None:
         interval = max(0.1, self.replicas.max_lag_ms / 2000)
@@ -187,6 +189,13 @@ class TabletServer:
             table_id=tb.table_id, partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
             leader=self.server_id, leader_epoch=replica.leader_epoch, isr=isr, bucket_epoch=replica.bucket_epoch)))
         return resp.bucket
+
+    async def _report_storage_state(self, writable: bool, reason: str) -> None:
+        resp = await self.coordinator.call("ReportStorageState", pb.ReportStorageStateRequest(
+            server_id=self.server_id, server_epoch=self.server_epoch, writable=writable, reason=reason))
+        if not writable:
+            log.info("coordinator moved leaderships away: %d bucket(s) have no other in-sync replica",
+                     resp.remaining_leaders)
 
     async def _controlled_shutdown(self, timeout_s: float = 10.0) -> None:
         """Asks the coordinator to move this server's leaderships away before it stops."""

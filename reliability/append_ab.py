@@ -1,0 +1,133 @@
+"""Paired A/B append throughput of two source trees: ``python -m reliability.append_ab --a DIR --b DIR``.
+
+On a shared, noisy machine two benchmark runs minutes apart measure the neighbours as much as the code. This
+starts one cluster whose servers run tree A and one whose servers run tree B (``PYTHONPATH``), and alternates
+rounds between them: each round writes the same ``bench`` rows (``write_arrow_batch`` + ``flush``, acks=all,
+ZSTD, 3 buckets) to one cluster, then the other, so both see the same load. It reports the median rows/s of
+each and their ratio. Used to measure the cost of the leader's batch validation (docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import time
+from pathlib import Path
+
+import fluss
+from bench.data import SCHEMA, make_batch
+from fluss.server.cluster import LocalCluster
+
+
+def _start(tree: Path, replication: int, extra: dict[str, str]) -> LocalCluster:
+    old, cwd = os.environ.get("PYTHONPATH"), os.getcwd()
+    os.environ["PYTHONPATH"] = str(tree)
+    os.chdir(tree)  # `python -m` puts the working directory first on sys.path
+    try:
+        config = {"default.replication.factor": str(replication), **extra}
+        return LocalCluster(tablet_servers=3, server_config=config).start()
+    finally:
+        os.chdir(cwd)
+        if old is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = old
+
+
+async def _writer(cluster: LocalCluster, name: str):
+    conn = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": cluster.bootstrap_servers}))
+    admin = conn.get_admin()
+    await admin.create_database("ab", ignore_if_exists=True)
+    path = fluss.TablePath("ab", name)
+    await admin.create_table(path, fluss.TableDescriptor(fluss.Schema(SCHEMA), bucket_count=3), ignore_if_exists=True)
+    table = await conn.get_table(path)
+    return conn, table.new_append().create_writer()
+
+
+def _cpu_seconds(cluster: LocalCluster) -> float:
+    """User + system CPU time used so far by the cluster's tablet servers (``/proc/<pid>/stat``)."""
+    total = 0
+    for sid in cluster.live_tablet_servers():
+        fields = Path(f"/proc/{cluster.tablet_server_pid(sid)}/stat").read_text().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of the whole line)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+async def run(a: Path, b: Path, rounds: int, rows: int, replication: int, a_config: dict[str, str],
+              b_config: dict[str, str]) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    clusters = {"A": _start(a, replication, a_config), "B": _start(b, replication, b_config)}
+    rates: dict[str, list[float]] = {"A": [], "B": []}
+    cpu: dict[str, list[float]] = {"A": [], "B": []}  # tablet-server CPU microseconds per row, per round
+    try:
+        writers = {k: await _writer(c, f"t{k}") for k, c in clusters.items()}
+        batches = [make_batch(rows, seed=r, start_seq=r * rows) for r in range(rounds + 2)]
+        for r, batch in enumerate(batches):
+            order = ("A", "B") if r % 2 == 0 else ("B", "A")
+            for k in order:
+                writer = writers[k][1]
+                c0, t0 = _cpu_seconds(clusters[k]), time.perf_counter()
+                writer.write_arrow_batch(batch)
+                await writer.flush()
+                if r >= 2:  # warm-up rounds not counted
+                    rates[k].append(rows / (time.perf_counter() - t0))
+                    cpu[k].append((_cpu_seconds(clusters[k]) - c0) / rows * 1e6)
+        for k, c in clusters.items():
+            print(f"{k}: the leader {'refuses' if _refuses_contradicting_batch(c, f't{k}') else 'ACCEPTS'} a CRC-valid "
+                  "batch whose header contradicts its body")
+        for conn, writer in writers.values():
+            close = getattr(writer, "aclose", None) or writer.close
+            result = close()
+            if asyncio.iscoroutine(result):
+                await result
+            await conn.aclose()
+    finally:
+        for c in clusters.values():
+            c.stop()
+    return rates, cpu
+
+
+def _refuses_contradicting_batch(cluster: LocalCluster, table: str) -> bool:
+    import struct
+
+    import crc32c
+
+    from fluss.record.log_batch import build_batch
+    from reliability.raw import RawRpc
+
+    raw_batch = bytearray(build_batch(make_batch(5), schema_id=1))
+    struct.pack_into("<i", raw_batch, 20, 10)  # record count 10, body of 5
+    struct.pack_into("<I", raw_batch, 0, crc32c.crc32c(bytes(raw_batch[4:])))
+    with RawRpc(cluster.bootstrap_servers) as rpc:
+        table_id = rpc.table_info("ab", table).table_id
+        leader = rpc.buckets("ab", table)[0].leader_id
+        return rpc.produce(leader, table_id, bytes(raw_batch)).error.code != 0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m reliability.append_ab", description=__doc__)
+    parser.add_argument("--a", type=Path, required=True, help="source tree of variant A (e.g. main)")
+    parser.add_argument("--b", type=Path, required=True, help="source tree of variant B")
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--rows", type=int, default=500_000)
+    parser.add_argument("--replication", type=int, default=1)
+    parser.add_argument("--a-config", action="append", default=[], metavar="KEY=VALUE", help="server option of A")
+    parser.add_argument("--b-config", action="append", default=[], metavar="KEY=VALUE", help="server option of B")
+    args = parser.parse_args()
+    configs = [dict(kv.split("=", 1) for kv in opts) for opts in (args.a_config, args.b_config)]
+    rates, cpu = asyncio.run(run(args.a.resolve(), args.b.resolve(), args.rounds, args.rows, args.replication,
+                                 *configs))
+    med = {k: statistics.median(v) for k, v in rates.items()}
+    cpu_med = {k: statistics.median(v) for k, v in cpu.items()}
+    for k, tree in (("A", args.a), ("B", args.b)):
+        print(f"{k} {tree}: median {med[k] / 1e6:.3f}M rows/s over {len(rates[k])} rounds "
+              f"(min {min(rates[k]) / 1e6:.3f}M, max {max(rates[k]) / 1e6:.3f}M); tablet servers' CPU "
+              f"{cpu_med[k]:.3f} us/row")
+    print(f"tablet-server CPU per row B/A = {cpu_med['B'] / cpu_med['A']:.3f}")
+    wins = sum(rb >= ra for ra, rb in zip(rates["A"], rates["B"], strict=True))
+    print(f"B/A = {med['B'] / med['A']:.3f}; B was at least as fast as A in {wins} of {len(rates['A'])} paired rounds")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,191 @@
+"""BatchValidator (fluss/server/log/validator.py): what the leader checks before it appends a writer's batches.
+Every bad batch here has a valid CRC: only the checks beyond the checksum can catch it."""
+
+from __future__ import annotations
+
+import struct
+
+import crc32c
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.record.change_type import ChangeType
+from fluss.record.ipc_projection import read_message
+from fluss.record.log_batch import (
+    COMPRESSION_LZ4_FRAME,
+    COMPRESSION_NONE,
+    COMPRESSION_ZSTD,
+    HEADER_SIZE,
+    assign_writer,
+    build_batch,
+)
+from fluss.server.log.validator import BatchValidator
+
+LOG = pa.schema([pa.field("id", pa.int64(), nullable=False), ("name", pa.string()), ("price", pa.decimal128(10, 2))])
+KV = pa.schema([pa.field("k", pa.int32(), nullable=False), pa.field("v", pa.string(), nullable=False),
+                ("note", pa.string())])
+
+
+def log_rows(n: int = 3) -> pa.RecordBatch:
+    return pa.record_batch([pa.array(range(n), pa.int64()), pa.array([f"n{i}" for i in range(n)]),
+                            pa.array([None] * n, pa.decimal128(10, 2))], schema=LOG)
+
+
+def kv_batch(keys, values, types, notes=None) -> bytes:
+    rb = pa.record_batch([pa.array(keys, pa.int32()), pa.array(values, pa.string()),
+                          pa.array(notes or [None] * len(keys), pa.string())], schema=KV)
+    return build_batch(rb, schema_id=1, change_types=np.array(types, np.uint8))
+
+
+def recrc(buf: bytes | bytearray) -> bytes:
+    buf = bytearray(buf)
+    struct.pack_into("<I", buf, 0, crc32c.crc32c(bytes(buf[4:])))
+    return bytes(buf)
+
+
+def patched(batch: bytes, fmt: str, offset: int, value: int) -> bytes:
+    buf = bytearray(batch)
+    struct.pack_into(fmt, buf, offset, value)
+    return recrc(buf)
+
+
+@pytest.fixture
+def log_validator():
+    return BatchValidator("table db.t bucket 0", 1, LOG)
+
+
+@pytest.fixture
+def kv_validator():
+    return BatchValidator("table db.kv bucket 0", 1, KV, primary_key=[0])
+
+
+def refused(validator, records, *mentions, code=ErrorCode.CORRUPT_RECORD_EXCEPTION, targets=None) -> str:
+    with pytest.raises(FlussError) as e:
+        validator.validate(records, targets)
+    assert e.value.error_code == code, e.value
+    for m in mentions:
+        assert m in e.value.message, e.value.message
+    return e.value.message
+
+
+@pytest.mark.parametrize("compression", [COMPRESSION_NONE, COMPRESSION_ZSTD, COMPRESSION_LZ4_FRAME])
+def test_good_batches_pass_and_come_back_decoded(log_validator, compression):
+    one, two = build_batch(log_rows(3), schema_id=1, compression=compression), \
+        build_batch(log_rows(5), schema_id=1, compression=compression)
+    out = log_validator.validate(one + assign_writer(two, 7, 0))
+    assert [v.rows.num_rows for v in out] == [3, 5]
+    assert out[1].batch.writer_id == 7 and out[1].rows.column("name").to_pylist()[-1] == "n4"
+
+
+def test_framing(log_validator):
+    good = build_batch(log_rows(), schema_id=1)
+    refused(log_validator, b"", "holds no batch")
+    refused(log_validator, good + good[:20], "batch 2", "20 trailing bytes")
+    refused(log_validator, good[:-8], "batch 1", "batch length")
+    refused(log_validator, patched(good, "<i", 16, len(good) + 4), "multiple of 8")
+
+
+@pytest.mark.parametrize("field,fmt,offset,value,mention", [
+    ("magic", "<B", 4, 2, "magic 2"),
+    ("attributes", "<B", 5, 0x08 | 0x30 | 1, "attributes 0x39"),
+    ("codec", "<B", 5, 0x08 | 5, "attributes 0x0d"),
+    ("reserved", "<H", 6, 1, "reserved"),
+    ("reserved tail", "<I", 52, 1, "reserved"),
+    ("zero records", "<i", 20, 0, "record count 0"),
+    ("negative records", "<i", 20, -3, "record count -3"),
+    ("sequence without writer", "<i", 48, 4, "writer id -1 with batch sequence 4"),
+    ("writer without sequence", "<q", 32, 9, "writer id 9 with batch sequence -1"),
+])
+def test_header_fields_out_of_range(log_validator, field, fmt, offset, value, mention):
+    refused(log_validator, patched(build_batch(log_rows(), schema_id=1), fmt, offset, value), mention, "batch 1")
+
+
+def test_schema_id_of_another_schema_and_a_bad_crc(log_validator):
+    refused(log_validator, build_batch(log_rows(), schema_id=2), "schema id 2", code=ErrorCode.SCHEMA_NOT_EXIST)
+    bad = bytearray(build_batch(log_rows(), schema_id=1))
+    bad[-1] ^= 1
+    refused(log_validator, bytes(bad), "CRC32C")
+
+
+@pytest.mark.parametrize("count", [1, 4, 2**31 - 1])
+def test_record_count_must_match_the_arrow_body(log_validator, count):
+    refused(log_validator, patched(build_batch(log_rows(3), schema_id=1), "<i", 20, count),
+            f"header says {count} records, the Arrow body has 3")
+
+
+def test_damaged_compressed_data_with_a_valid_crc(log_validator):
+    good = bytearray(build_batch(log_rows(200), schema_id=1, compression=COMPRESSION_ZSTD))
+    good[-64:-8] = b"\xff" * 56  # inside the last compressed buffer
+    refused(log_validator, recrc(good), "batch 1", "does not decode")
+
+
+def test_string_offsets_pointing_outside_the_data_with_a_valid_crc(log_validator):
+    good = bytearray(build_batch(log_rows(200), schema_id=1, compression=COMPRESSION_NONE))
+    info = read_message(memoryview(bytes(good))[HEADER_SIZE:])
+    body_start = HEADER_SIZE + 8 + len(info.metadata)
+    offsets_at = struct.unpack_from("<q", info.metadata, info.buffers_at + 3 * 16)[0]  # 'name': validity, offsets
+    struct.pack_into("<i", good, body_start + offsets_at + 4 * 100, 10**6)
+    refused(log_validator, recrc(good), "batch 1", "does not decode", "name")
+
+
+def test_body_of_another_schema(log_validator):
+    other = pa.record_batch([pa.array([1, 2], pa.int32()), pa.array(["a", "b"])], names=["x", "y"])
+    refused(log_validator, build_batch(other, schema_id=1), "column nodes", "[id, name, price]")
+    narrower = pa.record_batch([pa.array([1], pa.int32()), pa.array(["a"]), pa.array([None], pa.decimal128(10, 2))],
+                               names=["id", "name", "price"])
+    refused(log_validator, build_batch(narrower, schema_id=1), "does not decode with the table's columns")
+
+
+def test_declared_compression_must_be_the_bodys(log_validator):
+    zstd = build_batch(log_rows(), schema_id=1, compression=COMPRESSION_ZSTD)
+    refused(log_validator, patched(zstd, "<B", 5, 0x08 | COMPRESSION_LZ4_FRAME), "declares compression LZ4_FRAME",
+            "compressed with ZSTD")
+    plain = build_batch(log_rows(), schema_id=1, compression=COMPRESSION_NONE)
+    refused(log_validator, patched(plain, "<B", 5, 0x08 | COMPRESSION_ZSTD), "declares compression ZSTD")
+
+
+def test_log_tables_take_append_only_batches_and_not_null_holds(log_validator):
+    with_types = build_batch(log_rows(2), schema_id=1, change_types=np.array([1, 4], np.uint8))
+    refused(log_validator, with_types, "append-only")
+    nulls = pa.record_batch([pa.array([1, None], pa.int64()), pa.array(["a", "b"]),
+                             pa.array([None, None], pa.decimal128(10, 2))], schema=LOG)
+    refused(log_validator, build_batch(nulls, schema_id=1), "column 'id' is NOT NULL but holds 1 null")
+
+
+def test_decimal_beyond_its_precision_is_refused(log_validator):
+    rows = log_rows(1)
+    wide = pa.record_batch([rows.column(0), rows.column(1),
+                            pa.array([10**12], pa.decimal128(38, 0)).cast(pa.decimal128(38, 2), safe=False)],
+                           names=LOG.names)
+    batch = build_batch(wide, schema_id=1)  # a 16-byte decimal like the table's, holding 13 digits for 10
+    refused(log_validator, batch, "batch 1")
+
+
+def test_kv_batches_upsert_and_delete_only(kv_validator):
+    out = kv_validator.validate(kv_batch([1, 2], ["a", None], [ChangeType.UpdateAfter, ChangeType.Delete]))
+    assert list(out[0].change_types) == [ChangeType.UpdateAfter, ChangeType.Delete]
+    refused(kv_validator, build_batch(pa.record_batch([pa.array([1], pa.int32()), pa.array(["a"]),
+                                                       pa.array([None], pa.string())], schema=KV), schema_id=1),
+            "append-only")
+    for bad in (ChangeType.AppendOnly, ChangeType.UpdateBefore, 9):
+        batch = patched(kv_batch([1, 2], ["a", "b"], [ChangeType.Insert, ChangeType.Insert]), "<B", HEADER_SIZE + 1,
+                        int(bad))
+        refused(kv_validator, batch, f"record 1 has change type {int(bad)}")
+    padded = bytearray(kv_batch([1], ["a"], [ChangeType.UpdateAfter]))
+    padded[HEADER_SIZE + 3] = 1
+    refused(kv_validator, recrc(padded), "padding")
+
+
+def test_kv_not_null_rules(kv_validator):
+    refused(kv_validator, kv_batch([1, None], ["a", None], [ChangeType.UpdateAfter, ChangeType.Delete]),
+            "column 'k' is NOT NULL")
+    refused(kv_validator, kv_batch([1], [None], [ChangeType.UpdateAfter]), "column 'v' is NOT NULL")
+    kv_validator.validate(kv_batch([1], [None], [ChangeType.UpdateAfter]), target_columns=[0, 2])  # partial update
+
+
+def test_the_first_bad_batch_is_named_and_the_request_refused_whole(log_validator):
+    good = build_batch(log_rows(), schema_id=1)
+    message = refused(log_validator, good + good + patched(good, "<i", 20, 9), "batch 3")
+    assert message.startswith("Invalid batch 3 for table db.t bucket 0:")
