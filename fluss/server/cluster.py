@@ -22,6 +22,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,6 +46,9 @@ class _Proc:
     process: subprocess.Popen | None = None
     pid: int | None = None
     metrics_port: int | None = None
+    host: str = "127.0.0.1"
+    kind: str = ""
+    index: int = 0
 
     def alive(self) -> bool:
         if self.process is not None:
@@ -60,6 +64,12 @@ class LocalCluster:
     coordinators: int = 1
     server_config: dict[str, str] = field(default_factory=dict)
     tablet_server_config: dict[int, dict[str, str]] = field(default_factory=dict)  # per server id, over the rest
+    # Where processes run (the nemesis suite puts each in its own network namespace): the address a process
+    # binds ("coordinator"/"tablet-server", index or id), a command prefix for it (e.g. ``ip netns exec ns``), and
+    # the address ZooKeeper listens on.
+    host_of: Callable[[str, int], str] | None = None
+    command_prefix: Callable[[str, int], list[str]] | None = None
+    zookeeper_host: str = "127.0.0.1"
     zookeeper_session_timeout: str = "3s"
     stop_with_owner: bool = True  # processes stop when this Python process dies (False for `fluss cluster start`)
     metrics: bool = False  # every server exports Prometheus metrics on a free port of its own
@@ -89,7 +99,8 @@ class LocalCluster:
                 _require_free_port(self.port + i)
         self.dir.mkdir(parents=True, exist_ok=True)
         (self.dir / "logs").mkdir(exist_ok=True)
-        self.zookeeper = LocalZooKeeper(self.dir / "zookeeper", owner_pid=os.getpid() if self.stop_with_owner else None)
+        self.zookeeper = LocalZooKeeper(self.dir / "zookeeper", host=self.zookeeper_host,
+                                        owner_pid=os.getpid() if self.stop_with_owner else None)
         self.zookeeper.start()
         try:
             for i in range(self.coordinators):
@@ -124,7 +135,7 @@ class LocalCluster:
 
     @property
     def bootstrap_servers(self) -> str:
-        return ",".join(f"127.0.0.1:{c.port}" for c in self._coordinators)
+        return ",".join(f"{c.host}:{c.port}" for c in self._coordinators)
 
     @property
     def metrics_enabled(self) -> bool:
@@ -208,7 +219,7 @@ class LocalCluster:
             if not c.alive():
                 continue
             try:
-                with ChannelFactory().sync_channel(f"127.0.0.1:{c.port}") as ch:
+                with ChannelFactory().sync_channel(f"{c.host}:{c.port}") as ch:
                     resp = rpc.AdminServiceStub(ch).GetServerNodes(pb.GetServerNodesRequest(), timeout=2)
             except grpc.RpcError:
                 continue
@@ -268,29 +279,37 @@ class LocalCluster:
         return {"metrics.reporters": reporters, "metrics.reporter.prometheus.port": str(port)}, port
 
     def _coordinator_proc(self, index: int, port: int) -> _Proc:
+        host = self._host("coordinator", index)
         metrics, metrics_port = self._metrics_config()
         cfg = {**self._base_config(), **metrics, "coordinator.id": str(index),
-               "bind.listeners": f"FLUSS://127.0.0.1:{port}"}
+               "bind.listeners": f"FLUSS://{host}:{port}"}
         path = self.dir / f"coordinator-{index}.yaml"
         path.write_text(yaml.safe_dump(cfg))
-        return _Proc(f"coordinator-{index}", path, port, metrics_port=metrics_port)
+        return _Proc(f"coordinator-{index}", path, port, metrics_port=metrics_port, host=host, kind="coordinator",
+                     index=index)
 
     def _tablet_proc(self, sid: int, port: int) -> _Proc:
+        host = self._host("tablet-server", sid)
         metrics, metrics_port = self._metrics_config()
         cfg = {**self._base_config(), **metrics, "tablet-server.id": str(sid),
-               "bind.listeners": f"FLUSS://127.0.0.1:{port}",
+               "bind.listeners": f"FLUSS://{host}:{port}",
                "data.dir": str(self.dir / f"tablet-server-{sid}" / "data"), **self.tablet_server_config.get(sid, {})}
         path = self.dir / f"tablet-server-{sid}.yaml"
         path.write_text(yaml.safe_dump(cfg))
-        return _Proc(f"tablet-server-{sid}", path, port, metrics_port=metrics_port)
+        return _Proc(f"tablet-server-{sid}", path, port, metrics_port=metrics_port, host=host, kind="tablet-server",
+                     index=sid)
+
+    def _host(self, kind: str, index: int) -> str:
+        return self.host_of(kind, index) if self.host_of else "127.0.0.1"
 
     def _log_path(self, p: _Proc) -> Path:
         return self.dir / "logs" / f"{p.name}.log"
 
     def _spawn(self, p: _Proc, command: str) -> None:
         with open(self._log_path(p), "ab") as log:
+            prefix = self.command_prefix(p.kind, p.index) if self.command_prefix else []
             p.process = subprocess.Popen(
-                [sys.executable, "-m", "fluss.cli", command, "--config", str(p.config_path)],
+                [*prefix, sys.executable, "-m", "fluss.cli", command, "--config", str(p.config_path)],
                 stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
                 env=self._child_environment(),
             )

@@ -476,6 +476,10 @@ class CoordinatorEventProcessor:
                              ErrorCode.INELIGIBLE_REPLICA_EXCEPTION)
         # a server in controlled shutdown or with a failed disk may leave the ISR but never re-enter it
         isr = [r for r in replicas if r in new_isr and (r not in self.ineligible or r in lai.isr)]
+        if sorted(isr) == sorted(lai.isr):
+            refused = sorted(set(new_isr) - set(isr))
+            raise FlussError(f"ISR {new_isr} for {tb} changes nothing that may change: tablet server(s) {refused} "
+                             "are stopping or cannot write their disk", ErrorCode.INELIGIBLE_REPLICA_EXCEPTION)
         new = LeaderAndIsr(lai.leader, lai.leader_epoch, isr, self.ctx.epoch, lai.bucket_epoch + 1)
         await self._write_leader(tb, new, version, notify=False)
         log.info("ISR of %s changed %s -> %s", tb, lai.isr, isr)

@@ -109,6 +109,9 @@ class ReplicaFetcherManager:
         self._needs_truncation.discard(tb)
 
     async def _fetch_once(self, leader: int, stub) -> None:
+        if self.manager.disk.failure is not None:  # nothing could be appended: wait for the disk to recover
+            await asyncio.sleep(0.5)
+            return
         for tb in sorted(self._needs_truncation & self._buckets.get(leader, set())):
             await self._truncate_to_leader(tb, stub)
         by_table: dict[int, list[TableBucket]] = {}

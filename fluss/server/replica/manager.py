@@ -620,18 +620,21 @@ class ReplicaManager:
         if proposal is None or adjust_isr is None:
             return
         replica.pending_isr = proposal
+        joining = set(proposal) - set(replica.isr)
         try:
             result = await adjust_isr(replica, proposal)
         except Exception as e:  # noqa: BLE001 - try again next round; the coordinator may be failing over
             log.info("ISR change %s -> %s for %s failed: %s", replica.isr, proposal, replica.bucket, e)
             replica.pending_isr = None
             self.metrics.failed_isr_updates.count += 1
+            replica.hold_back_joins(joining)
             return
         before = list(replica.isr)
         replica.isr_changed(result.leader_epoch, result.bucket_epoch, list(result.isr))
         if replica.isr != before:
             log.info("ISR of %s changed from %s to %s", replica.bucket, before, replica.isr)
             self.metrics.isr_changed(before, replica.isr)
+        replica.hold_back_joins(joining - set(result.isr))  # e.g. a server whose disk failed: not on every fetch
         await self._notify_data()
 
     def _expand_isr_soon(self, replica: Replica) -> None:

@@ -12,6 +12,7 @@ high watermark uses the larger of the two sets, so it never covers a record some
 
 from __future__ import annotations
 
+import logging
 import shutil
 import threading
 import time
@@ -26,6 +27,10 @@ from fluss.server.log.tablet import LogTablet
 from fluss.server.log.validator import BatchValidator
 from fluss.server.replica.kv_replica import KvReplica
 from fluss.table_options import LOG_ARROW_COMPRESSION_TYPE, LOG_ARROW_COMPRESSION_ZSTD_LEVEL, LOG_TTL
+
+log = logging.getLogger(__name__)
+
+ISR_JOIN_RETRY_MS = 1000  # after the coordinator refused a follower into the ISR
 
 
 def now_ms() -> int:
@@ -68,6 +73,7 @@ class Replica:
         self.followers: dict[int, FollowerProgress] = {}
         self.kv: KvReplica | None = None  # the KV state, on the leader of a primary-key bucket
         self.kv_failure: str | None = None  # why the last KV recovery failed (retried in the background)
+        self._joins_held_until: dict[int, int] = {}  # follower -> ms: no ISR join request on its fetches before
         self._lock = threading.Lock()
 
     @property
@@ -166,8 +172,15 @@ class Replica:
         the start of the current leader epoch."""
         progress = self.followers.get(follower_id)
         return (self.is_leader and self.pending_isr is None and progress is not None
-                and follower_id not in self.isr
+                and follower_id not in self.isr and now_ms() >= self._joins_held_until.get(follower_id, 0)
                 and progress.leo >= max(self.log.high_watermark, self.epoch_start_offset))
+
+    def hold_back_joins(self, followers) -> None:
+        """The coordinator refused these followers into the ISR: no new request for them on their next fetches
+        (the ISR timer still tries)."""
+        until = now_ms() + ISR_JOIN_RETRY_MS
+        for f in followers:
+            self._joins_held_until[f] = until
 
     def propose_isr(self, max_lag_ms: int) -> list[int] | None:
         """The ISR this leader should ask for now (None if it is fine or a change is pending)."""
@@ -193,9 +206,14 @@ class Replica:
         self.maybe_advance_high_watermark()
 
     def close_kv(self) -> None:
-        if self.kv is not None:
-            self.kv.close()
-            self.kv = None
+        """Closes the KV state (a new leader rebuilds it); a failure to flush it on the way (a full disk) is
+        logged, never allowed to stop a leadership change."""
+        kv, self.kv = self.kv, None
+        if kv is not None:
+            try:
+                kv.close()
+            except Exception as e:  # noqa: BLE001
+                log.warning("closing the KV state of %s failed: %s", self.bucket, e)
 
     def close(self) -> None:
         self.close_kv()
