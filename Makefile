@@ -7,7 +7,7 @@ STAMP := $(VENV)/.setup-stamp
 # tests, Chromium and its driver for the dashboard's browser tests (those tests fail, not skip, without them).
 APT_PACKAGES := zookeeper tmux prometheus chromium chromium-driver
 
-.PHONY: apt-packages setup demo test bench bench-full lint proto options clean sql-client-jars
+.PHONY: apt-packages setup demo test bench bench-full chaos fuzz lint proto options clean sql-client-jars
 
 setup: apt-packages $(STAMP)
 
@@ -48,6 +48,19 @@ bench: setup
 
 bench-full: setup
 	$(PY) -m bench --full
+
+# The nemesis suite (docs/reliability.md): faults for CHAOS_SECONDS (root gives it network namespaces and a
+# small disk), then the checker; history and report in CHAOS_OUT. `make test` runs a short smoke of it.
+CHAOS_SECONDS ?= 300
+CHAOS_OUT ?= chaos-results
+chaos: setup
+	$(PY) -m reliability.chaos --duration $(CHAOS_SECONDS) --out $(CHAOS_OUT)
+
+# The protocol fuzzer: FUZZ_REQUESTS random and mutated requests over every RPC; report in FUZZ_OUT.
+FUZZ_REQUESTS ?= 20000
+FUZZ_OUT ?= fuzz-results/report.json
+fuzz: setup
+	$(PY) -m reliability.fuzz --requests $(FUZZ_REQUESTS) --out $(FUZZ_OUT)
 
 lint: setup
 	$(VENV)/bin/ruff check .
