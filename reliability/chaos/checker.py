@@ -37,6 +37,7 @@ def check(events: list[dict[str, Any]], final: dict[str, Any]) -> dict[str, Any]
     result.update(_check_log(events, final))
     result.update(_check_kv(events, final))
     result["availability"] = _availability(events)
+    result["failed_operations"] = failures(events)
     anomalies = ("lost", "duplicated", "unexpected", "reordered", "lost_reads", "offsets_backwards",
                  "wrong_final_values", "lost_lookups")
     result["anomalies"] = {k: result[k]["count"] for k in anomalies}
@@ -154,18 +155,42 @@ def _check_kv(events: list[dict[str, Any]], final: dict[str, Any]) -> dict[str, 
 # ------------------------------------------------------------ availability
 
 
+def _longest_gap(start: float, until: float, times: list[float]) -> float:
+    window = [t for t in times if start <= t <= until]
+    return max((b - a for a, b in zip([start, *window], [*window, until], strict=True)), default=0.0)
+
+
 def _availability(events: list[dict[str, Any]]) -> dict[str, Any]:
-    acks = sorted(e["time"] for e in events if e["type"] == "ok" and e.get("f") in ("append", "upsert", "delete"))
+    """Per fault kind: ``max_unavailability_s``, the longest time from a fault's start until the next fault
+    without any acknowledged write; ``max_writer_stall_s``, the longest time one writer went without an
+    acknowledgement in those windows (a writer stuck on one bucket shows here, not in the first)."""
+    writes = [e for e in events if e["type"] == "ok" and e.get("f") in ("append", "upsert", "delete")]
+    acks = sorted(e["time"] for e in writes)
+    by_writer: dict[str, list[float]] = defaultdict(list)
+    for e in writes:
+        by_writer[e["process"]].append(e["time"])
     faults = sorted((e for e in events if e["type"] == "fault" and e["phase"] == "start"), key=lambda e: e["time"])
     ends = {(e["f"], e["start"]): e["time"] for e in events if e["type"] == "fault" and e["phase"] == "end"}
     out: dict[str, dict[str, Any]] = {}
     for i, f in enumerate(faults):
         start = f["time"]
         until = faults[i + 1]["time"] if i + 1 < len(faults) else (acks[-1] if acks else start)
-        window = [t for t in acks if start <= t <= until]
-        gaps = [b - a for a, b in zip([start, *window], [*window, until], strict=True)]
-        stat = out.setdefault(f["f"], {"count": 0, "max_unavailability_s": 0.0, "total_fault_s": 0.0})
+        stat = out.setdefault(f["f"], {"count": 0, "max_unavailability_s": 0.0, "max_writer_stall_s": 0.0,
+                                       "total_fault_s": 0.0})
         stat["count"] += 1
-        stat["max_unavailability_s"] = round(max(stat["max_unavailability_s"], max(gaps, default=0.0)), 2)
+        stat["max_unavailability_s"] = round(max(stat["max_unavailability_s"], _longest_gap(start, until, acks)), 2)
+        stall = max((_longest_gap(start, until, sorted(t)) for t in by_writer.values()), default=0.0)
+        stat["max_writer_stall_s"] = round(max(stat["max_writer_stall_s"], stall), 2)
         stat["total_fault_s"] = round(stat["total_fault_s"] + ends.get((f["f"], start), start) - start, 2)
     return out
+
+
+def failures(events: list[dict[str, Any]]) -> dict[str, Any]:
+    """Operations the client gave up on, by kind and error (the most frequent errors)."""
+    by_kind: Counter = Counter()
+    errors: Counter = Counter()
+    for e in events:
+        if e["type"] == "fail" and e.get("op") is not None:
+            by_kind[e["f"]] += 1
+            errors[e.get("error", "")[:160]] += 1
+    return {"by_kind": dict(by_kind), "errors": dict(errors.most_common(5))}

@@ -167,9 +167,11 @@ def summary(report: dict[str, Any]) -> str:
              f"valid={report['valid']}",
              f"  log: {report['log']}", f"  kv: {report['kv']}",
              f"  anomalies: {report['anomalies']}",
-             "  faults (count, longest write unavailability):"]
+             f"  failed operations: {report['failed_operations']}",
+             "  faults: count, longest time without any acknowledged write, longest stall of one writer"]
     for kind, stat in sorted(report["availability"].items()):
-        lines.append(f"    {kind:24s} {stat['count']:4d}  {stat['max_unavailability_s']:7.2f}s")
+        lines.append(f"    {kind:24s} {stat['count']:4d}  {stat['max_unavailability_s']:7.2f}s  "
+                     f"{stat['max_writer_stall_s']:7.2f}s")
     if report.get("faults_skipped"):
         lines.append(f"  not run here: {report['faults_skipped']}")
     lines.append(f"  history and report in {report['output']}")

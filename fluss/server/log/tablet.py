@@ -167,11 +167,12 @@ class LogTablet:
 
     # -- appends ----------------------------------------------------------------------------------------------
     def append_as_leader(self, data: bytes, leader_epoch: int, commit_timestamp: int | None = None,
-                         batches: list[LogBatch] | None = None) -> AppendInfo:
+                         batches: list[LogBatch] | None = None, allow_sequence_gap: bool = False) -> AppendInfo:
         """Validate, assign offsets to and append one or more client batches.
 
         ``batches``: the batches of ``data`` already validated by the caller (the leader's ``BatchValidator``
-        checks far more than the CRC checked here otherwise).
+        checks far more than the CRC checked here otherwise). ``allow_sequence_gap``: see
+        ``WriterStateManager.check`` (the changelog of a PutKv).
 
         Resent batches of an idempotent writer are skipped; if every batch is a resend, nothing is written and
         the offsets of the earlier append are returned.
@@ -182,7 +183,7 @@ class LogTablet:
         timestamp = int(time.time() * 1000) if commit_timestamp is None else commit_timestamp
         with self._lock:
             self._ensure_open()
-            fresh, duplicate_first = self._drop_duplicates(batches)
+            fresh, duplicate_first = self._drop_duplicates(batches, allow_sequence_gap)
             if not fresh:
                 first, last = duplicate_first
                 return AppendInfo(first, last, 0, timestamp, 0)
@@ -205,7 +206,8 @@ class LogTablet:
                 first = duplicate_first[0]
             return AppendInfo(first, offset - 1, offset - first, timestamp, len(headers))
 
-    def _drop_duplicates(self, batches: list[LogBatch]) -> tuple[list[LogBatch], tuple[int, int] | None]:
+    def _drop_duplicates(self, batches: list[LogBatch], allow_gap: bool = False
+                         ) -> tuple[list[LogBatch], tuple[int, int] | None]:
         """The batches not yet appended, and the offsets of the first resent one (if any)."""
         fresh: list[LogBatch] = []
         first_duplicate: tuple[int, int] | None = None
@@ -219,7 +221,7 @@ class LogTablet:
                 pending[wid] = seq
                 fresh.append(batch)
                 continue
-            earlier = self.writers.check(wid, seq, self.name)
+            earlier = self.writers.check(wid, seq, self.name, allow_gap)
             if earlier is not None:
                 if fresh:
                     raise FlussError(f"Batch sequence {seq} of writer {wid} was already appended but follows "

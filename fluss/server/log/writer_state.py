@@ -29,15 +29,20 @@ class WriterStateManager:
     def __init__(self) -> None:
         self._writers: dict[int, deque[AppendedBatch]] = {}
 
-    def check(self, writer_id: int, sequence: int, where: str) -> AppendedBatch | None:
-        """The earlier append of this batch if it is a duplicate; None if it is the next one; raises otherwise."""
+    def check(self, writer_id: int, sequence: int, where: str, allow_gap: bool = False) -> AppendedBatch | None:
+        """The earlier append of this batch if it is a duplicate; None if it is the next one; raises otherwise.
+
+        ``allow_gap``: a sequence past the next one is taken too. PutKv uses it: its writers keep one request per
+        bucket in flight, so a gap can only be batches that changed nothing (a delete of an absent key, a row
+        the merge engine ignored), which leave no batch in the log; a new leader rebuilt from the log does not
+        know their sequences, and must not refuse the writer's next batch for good."""
         if writer_id == NO_WRITER or sequence < 0:
             return None
         history = self._writers.get(writer_id)
         if not history:
             return None  # a new writer (or one whose batches all expired)
         last = history[-1].sequence
-        if sequence == last + 1:
+        if sequence == last + 1 or (allow_gap and sequence > last):
             return None
         for batch in history:
             if batch.sequence == sequence:

@@ -146,7 +146,7 @@ class KvReplica:
         validated = replica.validator.validate(records, target_columns)  # every batch, before any is applied
         for v in validated:
             batch, rows = v.batch, v.rows
-            earlier = log_.writers.check(batch.writer_id, batch.batch_sequence, replica.name)
+            earlier = log_.writers.check(batch.writer_id, batch.batch_sequence, replica.name, allow_gap=True)
             if earlier is not None:  # a resend of a batch already applied
                 first = earlier.base_offset if first < 0 else first
                 last = max(last, earlier.last_offset)
@@ -161,7 +161,7 @@ class KvReplica:
                                zstd_level=replica.zstd_level, change_types=changelog.change_types,
                                writer_id=batch.writer_id, batch_sequence=batch.batch_sequence)
             try:
-                info = log_.append_as_leader(data, replica.leader_epoch, commit_timestamp)
+                info = log_.append_as_leader(data, replica.leader_epoch, commit_timestamp, allow_sequence_gap=True)
             except BaseException:
                 kv.abort_from(start)
                 raise
