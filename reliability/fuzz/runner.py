@@ -28,7 +28,7 @@ import grpc
 import pyarrow as pa
 
 import fluss
-from fluss.errors import error_name
+from fluss.errors import ErrorCode, error_name
 from fluss.record.log_batch import iter_batches
 from fluss.rpc.channels import CHANNEL_OPTIONS
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 LOG_SCHEMA = pa.schema([("v", pa.int64()), ("s", pa.string())])
 KV_SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("s", pa.string())])
 SERVICES = {name: s for name, s in pb.DESCRIPTOR.services_by_name.items()}
+SUSPICIOUS_CODES = {ErrorCode.UNKNOWN_SERVER_ERROR, ErrorCode.LOG_STORAGE_EXCEPTION, ErrorCode.KV_STORAGE_EXCEPTION,
+                    ErrorCode.STORAGE_EXCEPTION}
 
 
 @dataclass
@@ -102,6 +104,7 @@ async def _run(cluster: LocalCluster, config: FuzzConfig) -> dict[str, Any]:
         "per_method": {m: dict(c) for m, c in sorted(by_method.items())},
         "max_latency_s": round(max(latencies, default=0.0), 3),
         "violations": {"count": len(violations), "examples": violations[:10]},
+        "server_failures": [o for o in outcomes if o.get("messages")][:20],
         "servers_alive": alive,
         "tablet_servers_registered": registered,
         "protected_data": {"before": before, "after": after, "intact": before == after},
@@ -247,6 +250,8 @@ async def _fuzz(cluster: LocalCluster, raw: RawRpc, ctx: messages.Context, confi
             outcome["status"] = "OK"
             outcome["codes"] = _codes(response)
             messages_text = " ".join(_messages(response))
+            if SUSPICIOUS_CODES & set(outcome["codes"]):  # kept for the report: a server-side failure to explain
+                outcome["messages"] = [m[:300] for m in _messages(response) if m]
             if data_dir in messages_text:
                 outcome["violation"] = "an error message names a server path"
         except grpc.aio.AioRpcError as e:

@@ -76,6 +76,9 @@ FLUSHED_OFFSET_KEY = b"\xff\xfffluss.kv.flushed-log-offset"
 ROW_COUNT_KEY = b"\xff\xfffluss.kv.row-count"
 #: First byte of every reserved key; encoded primary keys never start with it.
 RESERVED_PREFIX = b"\xff"
+#: The keys of the tablet's own state: never a row (an encoded primary key may itself start with 0xff, e.g. a
+#: large INT, so rows are told from them by the whole key, not a prefix).
+_RESERVED_KEYS = frozenset({FLUSHED_OFFSET_KEY, ROW_COUNT_KEY})
 #: Sub-directory of a tablet directory holding the RocksDB files.
 DB_DIR = "db"
 #: Sidecar file naming this local RocksDB instance (SST file names are unique only within one instance).
@@ -421,10 +424,14 @@ class KvTablet:
 
     # ------------------------------------------------------------------ reads (committed state)
     def lookup(self, keys: Sequence[bytes]) -> list[bytes | None]:
-        """The committed values of encoded primary keys (batched multi-gets; None = absent)."""
+        """The committed values of encoded primary keys (batched multi-gets; None = absent). The reserved keys of
+        the tablet's own state are never a row."""
         if not keys:
             return []
-        return _multi_get(self.db, list(keys))
+        values = _multi_get(self.db, list(keys))
+        if not _RESERVED_KEYS.isdisjoint(keys):
+            values = [None if k in _RESERVED_KEYS else v for k, v in zip(keys, values, strict=True)]
+        return values
 
     def lookup_rows(self, keys: Sequence[bytes]) -> pa.RecordBatch:
         """The committed rows of the keys, one row per key in order; an absent key gives an all-null row
@@ -434,13 +441,12 @@ class KvTablet:
     def prefix_lookup(self, prefix: bytes) -> list[bytes]:
         """The committed values of all keys starting with ``prefix`` (an encoded bucket-key prefix), in
         key order."""
-        if prefix.startswith(RESERVED_PREFIX):
-            return []
         out = []
         for k, v in self.db.items(from_key=prefix):
             if not k.startswith(prefix):
                 break
-            out.append(v)
+            if k not in _RESERVED_KEYS:
+                out.append(v)
         return out
 
     def scan_all(self, limit: int | None = None) -> tuple[pa.RecordBatch, int]:
@@ -451,9 +457,10 @@ class KvTablet:
             offset = self._flushed_offset
         values = []
         for k, v in snap.items():
-            if k.startswith(RESERVED_PREFIX) or (limit is not None and len(values) >= limit):
+            if limit is not None and len(values) >= limit:
                 break
-            values.append(v)
+            if k not in _RESERVED_KEYS:
+                values.append(v)
         del snap
         return decode_rows(values, self._arrow_schema), offset
 
@@ -688,9 +695,8 @@ def _count_keys(db: Rdict) -> int:
     """Number of primary keys in a RocksDB written before the row count was kept (read once, on open)."""
     n = 0
     for k in db.keys():
-        if k.startswith(RESERVED_PREFIX):
-            break
-        n += 1
+        if k not in _RESERVED_KEYS:
+            n += 1
     return n
 
 
