@@ -239,6 +239,21 @@ def test_notify_leader_and_isr_that_contradicts_zookeeper_is_refused(raw):
     assert r.error.code == 0 and r.buckets[0].error.code == ErrorCode.FENCED_LEADER_EPOCH_EXCEPTION, r
     assert raw.produce(follower, table_id, _log_batch([1])).error.code == ErrorCode.NOT_LEADER_OR_FOLLOWER
     assert raw.produce(bucket.leader_id, table_id, _log_batch([1])).error.code == 0
+    # paths that are no znode (found by the fuzzer: they raised inside the check, UNKNOWN_SERVER_ERROR)
+    for db, name, partition in (("", "t", None), ("..", "x", None), ("hostile", "a/b", None),
+                                ("hostile", "lai_spoof", "")):
+        info = pb.TableInfoPb()
+        info.CopyFrom(raw.table_info("hostile", "lai_spoof"))
+        info.table_path.database_name, info.table_path.table_name = db, name
+        info.table_id = table_id if partition is not None else 999_999  # a table the server does not know yet
+        req = pb.NotifyLeaderAndIsrRequest(coordinator_epoch=epoch, table_infos=[info], buckets=[pb.LeaderAndIsrPb(
+            table_id=info.table_id, partition_id=-1 if partition is None else 5, bucket_id=0,
+            leader=bucket.leader_id, leader_epoch=bucket.leader_epoch, replicas=list(bucket.replicas),
+            isr=list(bucket.isr))],
+            partition_infos=[] if partition is None else [pb.PartitionInfoPb(partition_id=5, partition_name="")])
+        r = raw.tablet(follower).NotifyLeaderAndIsr(req, timeout=10)
+        assert r.buckets[0].error.code in (ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION,
+                                           ErrorCode.PARTITION_NOT_EXISTS), (db, name, partition, r)
 
 
 def _coordinator_epoch(raw: RawRpc) -> int:

@@ -124,7 +124,12 @@ class ControlRequestChecker:
         if cached is not None and cached.modified_time == t.modified_time:
             return cached
         path = TablePath.from_pb(t.table_path)
-        got = self.zk.get_table(path.database_name, path.table_name)
+        got = None
+        if _is_node_name(path.database_name) and _is_node_name(path.table_name):
+            try:
+                got = self.zk.get_table(path.database_name, path.table_name)
+            except (ValueError, TypeError, KeyError):  # not a table node (a forged path): no such table
+                got = None
         if got is None or got[0].table_id != t.table_id:
             raise FlussError(f"Table {path} with id {t.table_id} is not in ZooKeeper",
                              ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
@@ -134,7 +139,12 @@ class ControlRequestChecker:
 
     def _partition_problem(self, table: TableInfo, partition_id: int, name: str | None) -> FlussError | None:
         path = table.table_path
-        reg = None if name is None else self.zk.get_partition(path.database_name, path.table_name, name)
+        reg = None
+        if name is not None and _is_node_name(name):
+            try:
+                reg = self.zk.get_partition(path.database_name, path.table_name, name)
+            except (ValueError, TypeError, KeyError):  # not a partition node
+                reg = None
         if reg is None or reg.partition_id != partition_id or reg.table_id != table.table_id:
             return FlussError(f"Partition {name!r} (id {partition_id}) of {path} is not in ZooKeeper",
                               ErrorCode.PARTITION_NOT_EXISTS)
@@ -152,3 +162,8 @@ class ControlRequestChecker:
                 refused[tb] = FlussError(f"{tb} is assigned to tablet server {self.server_id} in ZooKeeper: "
                                          "it is not stopped", ErrorCode.INELIGIBLE_REPLICA_EXCEPTION)
         return refused
+
+
+def _is_node_name(name: str) -> bool:
+    """Whether ``name`` can be one znode name (a forged request may carry '', '..', or names with '/')."""
+    return bool(name) and name not in (".", "..") and "/" not in name and "\x00" not in name
