@@ -197,7 +197,7 @@ class BatchValidator:
             if info.codec is None:  # zero-copy
                 rows = pa.ipc.read_record_batch(pa.py_buffer(message), self.schema)
             else:  # decompressed on this thread: Arrow's thread pool costs more than it saves on small batches
-                stream = pa.BufferReader(pa.py_buffer(self._schema_message + bytes(message)))
+                stream = pa.BufferReader(pa.py_buffer(b"".join((self._schema_message, message))))
                 rows = pa.ipc.open_stream(stream, options=_SINGLE_THREADED).read_next_batch()
             rows.validate(full=True)
         except (pa.ArrowException, ValueError, OSError) as e:
