@@ -14,7 +14,7 @@ import grpc
 import pyarrow as pa
 
 from fluss.metadata import Schema, TableDescriptor, TablePath
-from fluss.rpc.channels import CHANNEL_OPTIONS
+from fluss.rpc.channels import ChannelFactory
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 
@@ -27,7 +27,7 @@ class RawRpc:
     def channel(self, address: str) -> grpc.Channel:
         ch = self._channels.get(address)
         if ch is None:
-            ch = self._channels[address] = grpc.insecure_channel(address, options=CHANNEL_OPTIONS)
+            ch = self._channels[address] = ChannelFactory().sync_channel(address)
         return ch
 
     def close(self) -> None:

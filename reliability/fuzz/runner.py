@@ -30,7 +30,7 @@ import pyarrow as pa
 import fluss
 from fluss.errors import ErrorCode, error_name
 from fluss.record.log_batch import iter_batches
-from fluss.rpc.channels import CHANNEL_OPTIONS
+from fluss.rpc.channels import ChannelFactory
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.cluster import LocalCluster
 from reliability.fuzz import messages
@@ -240,7 +240,7 @@ async def _fuzz(cluster: LocalCluster, raw: RawRpc, ctx: messages.Context, confi
             address = _leader_of(payload, request_type, leaders) or address  # where the batch is validated
         channel = channels.get(address)
         if channel is None:
-            channel = channels[address] = grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS)
+            channel = channels[address] = ChannelFactory().channel(address)
         call = channel.unary_unary(f"/fluss.rpc.{service}/{method.name}",
                                    response_deserializer=response_type.FromString)
         outcome = {"method": method.name, "kind": kind, "address": address, "codes": []}

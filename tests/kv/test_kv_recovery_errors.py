@@ -108,3 +108,28 @@ async def test_a_new_leader_takes_the_next_put_after_a_batch_that_changed_nothin
         assert e.value.error_code == ErrorCode.OUT_OF_ORDER_SEQUENCE_EXCEPTION
     finally:
         m.close()
+
+
+@pytest.mark.asyncio(loop_scope="session")
+async def test_a_leader_whose_kv_state_cannot_be_flushed_still_becomes_a_follower(tmp_path, monkeypatch, caplog):
+    """Closing the KV state flushes RocksDB; on a full disk that fails. The leadership change must happen anyway
+    (found by the nemesis suite: the server stayed leader of an old epoch and never rejoined the ISR)."""
+    m = ReplicaManager(0, tmp_path, 1 << 20, 4096)
+    try:
+        await m.apply_leader_and_isr(_notify(0, 1))
+        req = _put([1, 2])
+        await m.put_kv(req, req.buckets[0])
+        kv = m.replicas[TB].kv
+
+        def full_disk() -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(kv, "close", full_disk)
+        with caplog.at_level("WARNING", logger="fluss.server.replica.replica"):
+            result = (await m.apply_leader_and_isr(_notify(1, 2)))[0]
+        replica = m.replicas[TB]
+        assert result.error.code == 0, result.error.message
+        assert not replica.is_leader and replica.leader_id == 1 and replica.leader_epoch == 2 and replica.kv is None
+        assert "closing the KV state of" in caplog.text and "No space left" in caplog.text
+    finally:
+        m.close()

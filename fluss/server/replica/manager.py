@@ -28,7 +28,7 @@ from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.log.tablet import AppendInfo
 from fluss.server.metrics.tablet import TabletServerMetrics
 from fluss.server.replica.kv_replica import KvReplica
-from fluss.server.replica.replica import Replica
+from fluss.server.replica.replica import Replica, close_kv_quietly
 from fluss.server.tablet.disk_health import DiskHealth
 
 log = logging.getLogger(__name__)
@@ -164,7 +164,7 @@ class ReplicaManager:
         else:
             kv, replica.kv = replica.kv, None  # a follower has no KV state: closed on the KV executor
             if kv is not None:
-                await self._on_kv(kv.close)
+                await self._on_kv(close_kv_quietly, kv, tb)
             new_term = replica.make_follower(b.leader, b.leader_epoch, b.bucket_epoch, list(b.replicas), list(b.isr))
             if self.followers and (new_term or not self.followers.is_following(tb)):
                 self.followers.add(tb, b.leader)
@@ -198,7 +198,7 @@ class ReplicaManager:
             replica.kv = kv
             kv.request_flush(replica.log.high_watermark)
         else:
-            kv.close()
+            close_kv_quietly(kv, replica.bucket)
 
     def _retry_kv_recovery(self, replica: Replica, leader_epoch: int) -> None:
         if replica.bucket in self._kv_retries and not self._kv_retries[replica.bucket].done():

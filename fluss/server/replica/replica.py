@@ -33,6 +33,15 @@ log = logging.getLogger(__name__)
 ISR_JOIN_RETRY_MS = 1000  # after the coordinator refused a follower into the ISR
 
 
+def close_kv_quietly(kv: KvReplica, bucket: TableBucket) -> None:
+    """Closes a replica's KV state; a failure to flush it on the way (a full disk) is logged, never allowed to stop
+    a leadership change (the next leader rebuilds the state from its snapshot and log)."""
+    try:
+        kv.close()
+    except Exception as e:  # noqa: BLE001
+        log.warning("closing the KV state of %s failed: %s", bucket, e)
+
+
 def now_ms() -> int:
     return int(time.monotonic() * 1000)
 
@@ -206,14 +215,10 @@ class Replica:
         self.maybe_advance_high_watermark()
 
     def close_kv(self) -> None:
-        """Closes the KV state (a new leader rebuilds it); a failure to flush it on the way (a full disk) is
-        logged, never allowed to stop a leadership change."""
+        """Closes the KV state (a new leader rebuilds it); see :func:`close_kv_quietly`."""
         kv, self.kv = self.kv, None
         if kv is not None:
-            try:
-                kv.close()
-            except Exception as e:  # noqa: BLE001
-                log.warning("closing the KV state of %s failed: %s", self.bucket, e)
+            close_kv_quietly(kv, self.bucket)
 
     def close(self) -> None:
         self.close_kv()
