@@ -36,6 +36,7 @@ log = logging.getLogger(__name__)
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.\-$=]")
 SEQUENCE_GAP_WAIT_S = 2.0  # how long a produce request waits for the same writer's earlier batches
 KV_THREADS = 4  # threads of the KV executor (RocksDB work of every primary-key bucket this server leads)
+STOP_CHECK_WAIT_S = 5.0  # longest a write waits for the ZooKeeper check of a StopReplica of its bucket
 KV_RECOVERY_RETRY_S = 5.0  # how often a leader retries a failed KV recovery
 
 
@@ -74,6 +75,7 @@ class ReplicaManager:
         self._isr_tasks: dict[TableBucket, asyncio.Task] = {}
         self.disk = DiskHealth(server_id, data_dir)  # the tablet server sets disk.report (ReportStorageState)
         self._kv_retries: dict[TableBucket, asyncio.Task] = {}
+        self._stop_checks: dict[TableBucket, list[asyncio.Event]] = {}  # StopReplica requests being checked
 
     async def _on_kv(self, fn, *args):
         """Runs RocksDB work on the KV executor."""
@@ -222,7 +224,36 @@ class ReplicaManager:
 
     async def stop_replicas(self, req: pb.StopReplicaRequest) -> None:
         """Stops (and deletes) replicas of dropped tables and partitions; a bucket ZooKeeper still assigns to
-        this server is kept, and the request fails naming it."""
+        this server is kept, and the request fails naming it.
+
+        While the request is checked against ZooKeeper, writes to its buckets wait (``_after_stop_checks``): a
+        write that arrives after the coordinator's StopReplica is never appended to a dropped table, as it would
+        not be without the check. A forged StopReplica delays writes by one ZooKeeper read, nothing more."""
+        gate = asyncio.Event()
+        buckets = {TableBucket(b.table_id, b.bucket_id, b.partition_id) for b in req.buckets}
+        for tb in buckets:
+            self._stop_checks.setdefault(tb, []).append(gate)
+        try:
+            await self._stop_checked_replicas(req)
+        finally:
+            gate.set()
+            for tb in buckets:
+                gates = self._stop_checks.get(tb, [])
+                if gate in gates:
+                    gates.remove(gate)
+                if not gates:
+                    self._stop_checks.pop(tb, None)
+
+    async def _after_stop_checks(self, request, bucket) -> None:
+        """Waits while a StopReplica naming this bucket is being checked (see :meth:`stop_replicas`)."""
+        gates = self._stop_checks.get(TableBucket(request.table_id, bucket.bucket_id, bucket.partition_id))
+        if gates:
+            try:
+                await asyncio.wait_for(asyncio.gather(*(g.wait() for g in list(gates))), STOP_CHECK_WAIT_S)
+            except TimeoutError:
+                pass  # the write goes on; the stop, if confirmed, follows
+
+    async def _stop_checked_replicas(self, req: pb.StopReplicaRequest) -> None:
         await self._check_coordinator_epoch(req.coordinator_epoch)
         refused = await self.control_checks.stop_replicas(req) if self.control_checks is not None else {}
         stopped: dict[int, TableInfo] = {}
@@ -271,6 +302,7 @@ class ReplicaManager:
         not come the append rejects it (OUT_OF_ORDER_SEQUENCE_EXCEPTION) and the writer sends it again.
         """
         records = bucket.records
+        await self._after_stop_checks(request, bucket)
         replica = self._writable_leader(request, bucket)
         if replica.table.has_primary_key():
             raise FlussError(f"Table {replica.table.table_path} has a primary key: its log is the changelog of "
@@ -324,6 +356,7 @@ class ReplicaManager:
 
     async def put_kv(self, request: pb.PutKvRequest, bucket: pb.PutKvBucketPb) -> tuple[Replica, AppendInfo]:
         """Applies upserts/deletes to a primary-key bucket leader; returns where the changelog went."""
+        await self._after_stop_checks(request, bucket)
         replica = self._writable_leader(request, bucket)
         tb = replica.bucket
         if not replica.table.has_primary_key():
