@@ -3,7 +3,8 @@
 A failed request is classified by its error code (:func:`classify`):
 
 * **REFRESH** - the cluster moved under the request (``NOT_LEADER_OR_FOLLOWER``, ``UNKNOWN_TABLE_OR_BUCKET``,
-  ``LEADER_NOT_AVAILABLE``, ``FENCED_LEADER_EPOCH``, ``NETWORK_EXCEPTION`` from a server that went away):
+  ``LEADER_NOT_AVAILABLE``, ``FENCED_LEADER_EPOCH``, ``NETWORK_EXCEPTION`` from a server that went away,
+  ``STORAGE_EXCEPTION`` from a leader that cannot write its disk):
   refresh the table's metadata, then try again, at its new leader.
 * **BACKOFF** - the right server is busy or the ISR is short (``REQUEST_TIME_OUT``, ``NOT_ENOUGH_REPLICAS*``,
   ``CORRUPT_MESSAGE`` in transit, ``RETRIABLE_AUTHENTICATE``): wait, then try again.
@@ -48,6 +49,7 @@ REFRESH_CODES = frozenset({
     ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION,
     ErrorCode.FENCED_LEADER_EPOCH_EXCEPTION,
     ErrorCode.NETWORK_EXCEPTION,
+    ErrorCode.STORAGE_EXCEPTION,  # the leader cannot write its disk: its leaderships move to other replicas
 })
 BACKOFF_CODES = frozenset({
     ErrorCode.REQUEST_TIME_OUT,
