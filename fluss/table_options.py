@@ -228,7 +228,8 @@ CONNECTOR_OPTIONS = OptionRegistry("connector option", [
                False),
     _connector("client.writer.dynamic-create-partition.enabled", _B, "true", "Writers create missing partitions."),
     _connector("client.id", _S, "", "Name of the client in server-side request logs.", False),
-    _connector("client.connect-timeout", _DUR, "120s", "Time allowed to connect to a server.", False),
+    _connector("client.connect-timeout", _DUR, "5s", "How long to keep trying an unreachable bootstrap.servers "
+               "before failing."),
     _connector("client.request-timeout", _DUR, "30s", "Time a request, with its retries, may take.", False),
     _connector("client.metrics.enabled", _B, "false", "Collect client metrics.", False),
     _connector("client.security.protocol", _S, "PLAINTEXT", "PLAINTEXT or SASL.", False),
