@@ -11,7 +11,7 @@ import org.fluss.py.flink.client.FlussClient;
 import org.fluss.py.flink.client.FlussRpcException;
 import org.fluss.py.flink.client.TableBucket;
 import org.fluss.py.flink.client.TablePath;
-import org.fluss.py.flink.key.BucketFunction;
+import org.fluss.py.flink.key.BucketingFunction;
 import org.fluss.py.flink.key.KeyEncoder;
 import org.fluss.py.flink.key.PartitionNames;
 import org.fluss.py.flink.record.ArrowBatchReader;
@@ -61,7 +61,7 @@ public final class Lookuper implements Serializable, AutoCloseable {
     private transient ArrowBatchReader reader;
     private transient RowData.FieldGetter[] keyGetters;
     private transient KeyEncoder keyEncoder; // the primary key, or the encoded prefix columns
-    private transient KeyEncoder bucketEncoder;
+    private transient BucketingFunction bucketing; // the table's bucket function over its bucket key
     private transient PartitionNames partitions;
     private transient boolean prefix;
     private transient long tableId;
@@ -126,7 +126,7 @@ public final class Lookuper implements Serializable, AutoCloseable {
             }
             keyEncoder = new KeyEncoder(types, positions(names, pk.subList(0, last + 1)));
         }
-        bucketEncoder = new KeyEncoder(types, positions(names, bucketKeys));
+        bucketing = BucketingFunction.of(d.getPropertiesMap(), types, positions(names, bucketKeys));
         if (!partitionKeys.isEmpty()) {
             partitions = new PartitionNames(names, types, positions(names, partitionKeys));
         }
@@ -172,8 +172,7 @@ public final class Lookuper implements Serializable, AutoCloseable {
             }
             partitionId = id;
         }
-        TableBucket tb = new TableBucket(tableId, partitionId, BucketFunction.bucket(bucketEncoder.encode(full),
-                numBuckets));
+        TableBucket tb = new TableBucket(tableId, partitionId, bucketing.bucket(full, numBuckets));
         ByteString key = ByteString.copyFrom(keyEncoder.encode(full));
         for (int attempt = 0; ; attempt++) {
             try {

@@ -14,8 +14,7 @@ import org.fluss.py.flink.client.FlussClient;
 import org.fluss.py.flink.client.FlussRpcException;
 import org.fluss.py.flink.client.TableBucket;
 import org.fluss.py.flink.client.TablePath;
-import org.fluss.py.flink.key.BucketFunction;
-import org.fluss.py.flink.key.KeyEncoder;
+import org.fluss.py.flink.key.BucketingFunction;
 import org.fluss.py.flink.key.PartitionNames;
 import org.fluss.py.flink.record.ArrowBatchWriter;
 import org.fluss.py.flink.record.LogBatch;
@@ -71,7 +70,7 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
     private int numBuckets;
     private int compression;
     private int zstdLevel;
-    private KeyEncoder bucketKey; // null: no bucket key
+    private BucketingFunction bucketing; // the table's bucket function over its bucket key; null: no bucket key
     private PartitionNames partitions; // null: not partitioned
     private long writerId = LogBatch.NO_WRITER_ID;
     private boolean kv; // primary-key table: PutKv
@@ -126,11 +125,11 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
         List<String> names = rowType.getFieldNames();
         List<LogicalType> types = rowType.getChildren();
         if (d.getBucketKeysCount() > 0) {
-            bucketKey = new KeyEncoder(types, positions(names, d.getBucketKeysList()));
+            bucketing = BucketingFunction.of(d.getPropertiesMap(), types, positions(names, d.getBucketKeysList()));
         } else if (kv) { // default bucket key of a primary-key table: the primary key minus the partition keys
             List<String> keys = new ArrayList<>(d.getSchema().getPrimaryKeysList());
             keys.removeAll(d.getPartitionKeysList());
-            bucketKey = new KeyEncoder(types, positions(names, keys));
+            bucketing = BucketingFunction.of(d.getPropertiesMap(), types, positions(names, keys));
         }
         if (d.getPartitionKeysCount() > 0) {
             partitions = new PartitionNames(names, types, positions(names, d.getPartitionKeysList()));
@@ -186,8 +185,8 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
             partitionId = partitionId(partition, row);
         }
         int bucket;
-        if (bucketKey != null) {
-            bucket = BucketFunction.bucket(bucketKey.encode(row), numBuckets);
+        if (bucketing != null) {
+            bucket = bucketing.bucket(row, numBuckets);
         } else if (settings.roundRobin) {
             bucket = (int) (roundRobin++ % numBuckets);
         } else {
@@ -204,7 +203,7 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
         }
         if (buf.rowCount() >= settings.batchRows) {
             seal(tb, buf);
-            if (bucketKey == null && !settings.roundRobin) { // sticky: move on after a full batch
+            if (bucketing == null && !settings.roundRobin) { // sticky: move on after a full batch
                 stickyBucket.put(partition == null ? "" : partition, (int) (roundRobin++ % numBuckets));
             }
             if (readyBytes >= settings.requestMaxBytes) {
