@@ -33,7 +33,6 @@ _DUR, _MEM, _ENUM = OptionType.DURATION, OptionType.MEMORY_SIZE, OptionType.ENUM
 
 REMOTE_LOG = "remote log storage (issue #15)"
 TABLE_EVOLUTION = "ALTER TABLE and auto-partitioning (issue #16)"
-LAKE_MAINTENANCE = "lake maintenance (issue #22)"
 LATER = "not planned yet"
 
 # ---------------------------------------------------------------- distribution
@@ -44,6 +43,11 @@ BUCKET_KEY = Option("bucket.key", _S, None, "Comma-separated columns whose hash 
                     "primary key without partition keys; none for a log table: sticky or round-robin).")
 REPLICATION_FACTOR = Option("table.replication.factor", _I, None, "Replicas of each bucket (default: the cluster's "
                             "default.replication.factor); at most the number of tablet servers.", min=1)
+
+BUCKET_FUNCTION = Option("table.bucket.function", _ENUM, None, "Function routing rows to buckets, set by the "
+                         "coordinator at creation from the cluster's datalake.format and never changed (a user may "
+                         "not set it): 'paimon' on a Paimon lake cluster, else 'default' (fluss.key.bucket_function).",
+                         values=("default", "paimon"), case_sensitive=True)
 
 # ---------------------------------------------------------------- log
 
@@ -126,19 +130,22 @@ DATALAKE_FORMAT = Option("table.datalake.format", _ENUM, None, "Lake format of t
 DATALAKE_FRESHNESS = Option("table.datalake.freshness", _DUR, "3min", "Target lag of the lake behind the log.",
                             min=1, alterable=True)
 DATALAKE_AUTO_COMPACTION = Option("table.datalake.auto-compaction", _B, "false", "Compact the lake table when the "
-                                  "tiering service writes it.", alterable=True, implemented=False,
-                                  planned=LAKE_MAINTENANCE)
+                                  "tiering service writes it (Paimon's own compaction of the buckets a round "
+                                  "wrote).", alterable=True)
 DATALAKE_AUTO_EXPIRE_SNAPSHOT = Option("table.datalake.auto-expire-snapshot", _B, "false", "Expire old lake "
-                                       "snapshots when the tiering service commits.", alterable=True,
-                                       implemented=False, planned=LAKE_MAINTENANCE)
+                                       "snapshots when the tiering service commits (by the lake table's "
+                                       "paimon.snapshot.* retention; never the snapshot Union Read uses).",
+                                       alterable=True)
 DATALAKE_HISTORICAL_PARTITION_ENABLED = Option("table.datalake.historical-partition.enabled", _B, "false",
                                                "Route lookups of expired partitions to the lake.", alterable=True,
                                                implemented=False, planned=LATER)
+PAIMON_TABLE_OPTION = Option("paimon.*", _S, None, "Options of the table's Paimon lake table, prefix stripped "
+                             "(e.g. paimon.snapshot.num-retained.min), as in Fluss.")
 DATALAKE_PAIMON_OPTION = Option("table.datalake.paimon.*", _S, None, "Paimon catalog options of the table's lake "
                                 "(recorded by the coordinator from the cluster's datalake.paimon.*).")
 
 TABLE_OPTIONS = OptionRegistry("table option", [
-    BUCKET_NUM, BUCKET_KEY, REPLICATION_FACTOR,
+    BUCKET_NUM, BUCKET_KEY, BUCKET_FUNCTION, REPLICATION_FACTOR,
     LOG_TTL, LOG_LOCAL_TTL, LOG_TIERED_LOCAL_SEGMENTS, LOG_FORMAT, LOG_ARROW_COMPRESSION_TYPE,
     LOG_ARROW_COMPRESSION_ZSTD_LEVEL, STATISTICS_COLUMNS,
     KV_FORMAT, KV_FORMAT_VERSION, KV_STANDBY_REPLICA_ENABLED, KV_ROW_TTL, KV_ROW_TTL_CHANGELOG_MODE,
@@ -147,7 +154,7 @@ TABLE_OPTIONS = OptionRegistry("table option", [
     AUTO_PARTITION_ENABLED, AUTO_PARTITION_KEY, AUTO_PARTITION_TIME_UNIT, AUTO_PARTITION_TIME_FORMAT,
     AUTO_PARTITION_NUM_PRECREATE, AUTO_PARTITION_NUM_RETENTION, AUTO_PARTITION_TIME_ZONE,
     DATALAKE_ENABLED, DATALAKE_FORMAT, DATALAKE_FRESHNESS, DATALAKE_AUTO_COMPACTION, DATALAKE_AUTO_EXPIRE_SNAPSHOT,
-    DATALAKE_HISTORICAL_PARTITION_ENABLED, DATALAKE_PAIMON_OPTION,
+    DATALAKE_HISTORICAL_PARTITION_ENABLED, DATALAKE_PAIMON_OPTION, PAIMON_TABLE_OPTION,
 ], prefixes=("table.",))
 
 #: Options that only a primary-key table may set.

@@ -14,8 +14,8 @@ How a lookup travels (every step works on a whole batch of keys, never a hop or 
    caller's event loop. The first key parked in a loop iteration schedules one hand-over (``call_soon``),
    so every lookup the loop issues in that iteration (e.g. all of an ``asyncio.gather``) goes together.
 2. The hand-over encodes the parked keys at once (``fluss.key.encoding``: the same bytes the tablet server
-   stores, so they are the full primary key in primary-key order), computes their buckets and partitions
-   with the shared functions, and passes them to the ``LookupSender`` on the client's I/O loop in one
+   stores, so they are the full primary key in primary-key order), computes their buckets (with the table's
+   bucket function, ``fluss.key.bucket_function``) and partitions with the shared functions, and passes them to the ``LookupSender`` on the client's I/O loop in one
    ``call_soon_threadsafe``.
 3. The sender sends pending keys right away when no request of it is in flight, else once
    ``lookup.max-batch-size`` keys wait, the in-flight request completes, or ``lookup.batch-timeout`` has
@@ -49,7 +49,8 @@ from fluss.client.cluster_client import ClusterClient
 from fluss.client.io_thread import IoThread
 from fluss.client.retry import GONE_CODES, RetryAction, RetryPolicy, RetryState, refresh_table
 from fluss.errors import ErrorCode, FlussError
-from fluss.key.bucketing import bucket_ids, bucket_of, buckets_of_hashes, murmur3_32_batch
+from fluss.key.bucket_function import DefaultBucketing, bucketing_of
+from fluss.key.bucketing import bucket_of, buckets_of_hashes, murmur3_32_batch
 from fluss.key.encoding import encode_key, encode_key_buffers, encode_keys
 from fluss.key.partition import partition_names_of
 from fluss.metadata import TableBucket, TableInfo
@@ -117,6 +118,9 @@ class _KeyCodec:
         self.bucket_idx = [columns.index(c) for c in info.get_bucket_keys()]
         self.partition_idx = [columns.index(c) for c in info.get_partition_keys()]
         self.num_buckets = info.num_buckets
+        self.bucketing = bucketing_of(info)  # the table's bucket function (follows its lake format)
+        # the project's own function hashes the key bytes: when the bucket key is the encoded key, reuse them
+        self.hash_encoded_key = isinstance(self.bucketing, DefaultBucketing) and self.bucket_idx == self.encode_idx
         self.types = [c.data_type for c in self.schema.columns]
         # the scalar encoders (byte-identical to the Arrow path, ~30x cheaper for one key) serve plain keys
         self.fast_types = [_FAST_PYTHON_TYPES.get(t.root) for t in self.types]
@@ -153,11 +157,11 @@ class _KeyCodec:
             if type(v) is not kind:  # exact types only: bool, float, None, numpy ... take the checked path
                 return None
         key = encode_key([values[i] for i in self.encode_idx], [self.types[i] for i in self.encode_idx])
-        if self.bucket_idx == self.encode_idx:
-            bucket_key = key
-        else:
-            bucket_key = encode_key([values[i] for i in self.bucket_idx], [self.types[i] for i in self.bucket_idx])
-        return None, bucket_of(bucket_key, self.num_buckets), key
+        if self.hash_encoded_key:
+            return None, bucket_of(key, self.num_buckets), key
+        bucket = self.bucketing.bucket_of([values[i] for i in self.bucket_idx],
+                                          [self.types[i] for i in self.bucket_idx], self.num_buckets)
+        return None, bucket, key
 
     def encode(self, values: Mapping | Sequence) -> Encoded:
         """One key (shape checked with :meth:`normalize`)."""
@@ -174,7 +178,7 @@ class _KeyCodec:
             partition = partition_names_of(batch, self.partition_idx)[0] if self.partition_idx else None
         except FlussError as e:
             raise FlussError(f"{self.where}: {e.message}", e.error_code) from None
-        bucket = int(bucket_ids(batch, self.bucket_idx, self.num_buckets)[0])
+        bucket = int(self.bucketing.bucket_ids(batch, self.bucket_idx, self.num_buckets)[0])
         return partition, bucket, encode_keys(batch, self.encode_idx)[0]
 
     def encode_many(self, rows: list[tuple]) -> KeyBatch:
@@ -187,10 +191,10 @@ class _KeyCodec:
                 pass  # some key is bad: find which, one by one
             else:
                 encoded = encode_key_buffers(batch, self.encode_idx)
-                if self.bucket_idx == self.encode_idx and self.num_buckets > 1:  # hash the keys just encoded
+                if self.hash_encoded_key and self.num_buckets > 1:  # hash the keys just encoded
                     buckets = buckets_of_hashes(murmur3_32_batch(encoded), self.num_buckets)
                 else:
-                    buckets = bucket_ids(batch, self.bucket_idx, self.num_buckets)
+                    buckets = self.bucketing.bucket_ids(batch, self.bucket_idx, self.num_buckets)
                 return KeyBatch(partitions, buckets, encoded.to_list(), {})
         partitions, buckets, keys, errors = [], [], [], {}
         for i, row in enumerate(rows):

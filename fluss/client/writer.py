@@ -38,7 +38,7 @@ from fluss.client.io_thread import IoThread
 from fluss.client.produce_wire import encode_write_request
 from fluss.client.retry import RetryAction, RetryPolicy, RetryState, refresh_table
 from fluss.errors import ErrorCode, FlussError
-from fluss.key.bucketing import bucket_ids
+from fluss.key.bucket_function import bucketing_of
 from fluss.key.partition import partition_names_of
 from fluss.metadata import TableBucket, TableInfo
 from fluss.record.log_batch import (
@@ -578,6 +578,7 @@ class _TableWriter:
         self._zstd_level = LOG_ARROW_COMPRESSION_ZSTD_LEVEL.value_of(props)
         self._batch_size = self._config.writer_batch_size
         self._bucket_key_idx = [self._schema.index_of(k) for k in table.get_bucket_keys()]
+        self._bucketing = bucketing_of(table)  # the table's bucket function (follows its lake format)
         self._partition_idx = [self._schema.index_of(k) for k in table.get_partition_keys()]
         self._round_robin = str(self._config.writer_bucket_no_key_assigner).upper() == "ROUND_ROBIN"
         self._rr_counter = itertools.count()
@@ -720,7 +721,7 @@ class _TableWriter:
         partitions = partition_names_of(batch, self._partition_idx) if self._partition_idx else None
         num_buckets = self._table.num_buckets
         if self._bucket_key_idx:
-            buckets = bucket_ids(batch, self._bucket_key_idx, num_buckets)
+            buckets = self._bucketing.bucket_ids(batch, self._bucket_key_idx, num_buckets)
         elif self._round_robin:
             start = next(self._rr_counter)
             buckets = (np.arange(n, dtype=np.int64) + start) % num_buckets

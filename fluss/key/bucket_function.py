@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 
+from fluss import table_options
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.bucketing import (
     bucket_of,
@@ -42,7 +43,7 @@ from fluss.key.paimon_row import PAIMON_HASH_SEED, encode_binary_row, encode_bin
 from fluss.types import DataType
 
 #: Table property naming the table's bucket function; set by the coordinator when the table is created.
-TABLE_BUCKET_FUNCTION = "table.bucket.function"
+TABLE_BUCKET_FUNCTION = table_options.BUCKET_FUNCTION.key
 DEFAULT = "default"
 PAIMON = "paimon"
 

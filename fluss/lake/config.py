@@ -9,9 +9,17 @@ Table options: ``table.datalake.enabled`` [false] and ``table.datalake.freshness
 the lake behind the log (the tiering job tiers a table at most once per freshness interval).
 
 Other ``datalake.paimon.*`` server keys are passed to the Paimon catalog with the prefix stripped. When a lake
-table is created the coordinator records ``table.datalake.format`` and the catalog options (as
-``table.datalake.paimon.*``) in the table's properties, so clients and the tiering job find the lake from the
-table alone.
+table is created the coordinator records the catalog options (as ``table.datalake.paimon.*``) in the table's
+properties, so clients and the tiering job find the lake from the table alone.
+
+Every table created on a cluster with a ``datalake.format`` (lake-enabled or not, as in Fluss) records
+``table.datalake.format`` and the bucket function of that format (``table.bucket.function``, see
+``fluss.key.bucket_function``), fixed for the table's life: :func:`system_table_properties`.
+
+Lake maintenance (table options, run by the tiering job after a lake commit, ``docs/lakehouse.md``):
+``table.datalake.auto-compaction`` [false] compacts the buckets a round wrote with Paimon's own compaction;
+``table.datalake.auto-expire-snapshot`` [false] expires old Paimon snapshots by the lake table's retention
+options (``paimon.snapshot.num-retained.min`` ...), never the snapshot the coordinator's lake snapshot names.
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ from collections.abc import Mapping
 
 from fluss import table_options
 from fluss.errors import ErrorCode, FlussError
+from fluss.key.bucket_function import TABLE_BUCKET_FUNCTION, bucketing_for_lake_format
 from fluss.metadata import TableInfo
 
 DATALAKE_FORMAT = "datalake.format"
@@ -31,6 +40,10 @@ DATA_DIR = "data.dir"
 TABLE_DATALAKE_ENABLED = table_options.DATALAKE_ENABLED.key
 TABLE_DATALAKE_FRESHNESS = table_options.DATALAKE_FRESHNESS.key
 TABLE_DATALAKE_FORMAT = table_options.DATALAKE_FORMAT.key
+TABLE_DATALAKE_AUTO_COMPACTION = table_options.DATALAKE_AUTO_COMPACTION.key
+TABLE_DATALAKE_AUTO_EXPIRE_SNAPSHOT = table_options.DATALAKE_AUTO_EXPIRE_SNAPSHOT.key
+#: Table properties with this prefix are Paimon options of the lake table (prefix stripped), as in Fluss.
+TABLE_PAIMON_OPTION_PREFIX = table_options.PAIMON_TABLE_OPTION.key.removesuffix("*")
 #: The coordinator copies the cluster's Paimon catalog options into a lake table's properties under this prefix.
 TABLE_LAKE_PREFIX = "table.datalake.paimon."
 DEFAULT_FRESHNESS = table_options.DATALAKE_FRESHNESS.default
@@ -43,6 +56,37 @@ _UNITS_MS = {"ms": 1, "s": 1000, "sec": 1000, "min": 60_000, "m": 60_000, "h": 3
 def is_lake_enabled(info: TableInfo) -> bool:
     """True when the table has ``table.datalake.enabled = true``."""
     return bool(table_options.DATALAKE_ENABLED.value_of(info.get_properties()))
+
+
+def auto_compaction(info: TableInfo) -> bool:
+    """``table.datalake.auto-compaction``: the tiering job compacts what it wrote."""
+    return bool(table_options.DATALAKE_AUTO_COMPACTION.value_of(info.get_properties(), f"table '{info.table_path}'"))
+
+
+def auto_expire_snapshot(info: TableInfo) -> bool:
+    """``table.datalake.auto-expire-snapshot``: the tiering job expires old lake snapshots after its commits."""
+    return bool(table_options.DATALAKE_AUTO_EXPIRE_SNAPSHOT.value_of(info.get_properties(),
+                                                                      f"table '{info.table_path}'"))
+
+
+def system_table_properties(server_options: Mapping[str, str], requested: Mapping[str, str],
+                            table: str) -> dict[str, str]:
+    """The properties the coordinator records on every new table: ``table.bucket.function`` (from the cluster's
+    ``datalake.format``) and, on a lake cluster, ``table.datalake.format``. ``requested`` are the user's
+    properties: the bucket function is the server's to set, and a requested format must be the cluster's."""
+    fmt = lake_format(server_options)
+    if TABLE_BUCKET_FUNCTION in requested:
+        raise FlussError(f"Table option '{TABLE_BUCKET_FUNCTION}' of table '{table}' is set by the server (it "
+                         f"follows the cluster's '{DATALAKE_FORMAT}') and cannot be given",
+                         ErrorCode.INVALID_CONFIG_EXCEPTION)
+    asked = requested.get(TABLE_DATALAKE_FORMAT)
+    if asked is not None and asked.strip().lower() != (fmt or ""):
+        raise FlussError(f"Table option '{TABLE_DATALAKE_FORMAT}' = {asked!r} of table '{table}' does not match the "
+                         f"cluster's '{DATALAKE_FORMAT}' ({fmt or 'not set'})", ErrorCode.INVALID_CONFIG_EXCEPTION)
+    props = {TABLE_BUCKET_FUNCTION: bucketing_for_lake_format(fmt).name}
+    if fmt:
+        props[TABLE_DATALAKE_FORMAT] = fmt
+    return props
 
 
 def parse_duration_ms(text: str) -> int:

@@ -1,22 +1,40 @@
 """The Paimon side of the lake: table mapping, bucket-exact writes and the idempotent, offset-recording commit.
 
-Table mapping (a lake-enabled Fluss table ``db.t`` ↔ the Paimon table ``db.t`` in the filesystem catalog):
+Table mapping (a lake-enabled Fluss table ``db.t`` ↔ the Paimon table ``db.t`` in the filesystem catalog), so that
+Paimon and every engine on it treat the lake table as a normal Paimon table:
 
 * Columns and types: the Fluss row schema's Arrow form (``fluss.types``) converted by pypaimon; CHAR(n) becomes
   STRING, TIMESTAMP/TIMESTAMP_LTZ keep the precision of their Arrow unit (0, 3, 6 or 9) and TIME(p) becomes
-  TIME(min(p, 3)) (Paimon stores TIME as milliseconds of the day; finer values are truncated).
-* Primary key, partition keys: the same. ``bucket`` = the Fluss bucket count; ``bucket-key`` = the Fluss bucket
-  key (for a log table without one: its first non-partition column - rows are never re-hashed by us, see below,
-  so this only matters to foreign writers).
-* Primary-key tables get one extra STRING column, :data:`ROW_KIND_COLUMN` (``__row_kind``), declared as Paimon's
-  ``rowkind.field``: the tiering job writes the Fluss changelog (+I, +U, -D; -U is dropped, the +U that follows
-  replaces the row) and Paimon's merge turns -D into a deletion. Readers see ``+I``/``+U`` in it;
-  :func:`read_lake` drops it.
+  TIME(min(p, 3)) (Paimon stores TIME as milliseconds of the day; finer values are truncated). Then the system
+  columns Fluss adds to lake tables, :data:`SYSTEM_COLUMNS`: ``__bucket`` INT (the Fluss bucket), ``__offset``
+  BIGINT (the record's log offset) and ``__timestamp`` TIMESTAMP_LTZ(3) (its batch commit time); a Fluss table
+  may not have columns of these names.
+* Primary key and partition keys: the same. A table with a bucket key (every primary-key table, and log tables
+  with ``bucket.key``) is a fixed-bucket Paimon table: ``bucket`` = the Fluss bucket count, ``bucket-key`` = the
+  Fluss bucket key. Its rows are routed by Paimon's own bucket function (``table.bucket.function = paimon``,
+  ``fluss.key.paimon_row``), so Fluss bucket ``b`` is Paimon bucket ``b``: Paimon's bucket pruning on key
+  filters, its writers and its compaction agree with the tiering job. A log table without a bucket key (rows
+  spread sticky or round-robin) is a bucket-unaware append table (``bucket = -1``); ``__bucket`` says which
+  Fluss bucket a row came from.
+* Merge engine (``table.merge-engine``): unset → Paimon's ``deduplicate``; ``first_row`` → ``first-row``;
+  ``versioned`` → ``deduplicate`` with ``sequence.field`` = the version column; ``aggregation`` →
+  ``deduplicate``: the changelog the job tiers holds Fluss's merged rows (a Paimon-side aggregation would add
+  them up again), so the lake keeps the last one.
+* Table properties ``paimon.<option>`` are Paimon options of the lake table (as in Fluss), except those the
+  mapping sets (:data:`FLUSS_SET_OPTIONS`).
+* Primary-key tables get one more STRING column after the system columns, :data:`ROW_KIND_COLUMN`
+  (``__row_kind``), declared as Paimon's ``rowkind.field``: the tiering job writes the Fluss changelog (+I, +U,
+  -D; -U is dropped, the +U that follows replaces the row) and Paimon's merge turns -D into a deletion.
+  Readers see ``+I``/``+U`` in it; :meth:`PaimonLake.read` drops it (and the system columns unless asked).
+
+Lake tables created before this layout (no system columns, ``bucket-key`` = the first column of a log table,
+tables routed with the ``default`` bucket function) keep working: writers and readers go by the columns the
+Paimon table has.
 
 Writes name the bucket (``TableWrite.write_arrow(batch, bucket=b)``): a Fluss bucket's records go to the same
-Paimon bucket, with no re-hashing, so the Fluss bucket function never has to be reimplemented for Paimon. The
-records of a Fluss partition go to the Paimon partition of the same values (every row of a Fluss partition
-holds its partition values; the Paimon partition is named once per batch, not extracted row by row).
+Paimon bucket, with no re-hashing (the server already checked each row's bucket). The records of a Fluss
+partition go to the Paimon partition of the same values (every row of a Fluss partition holds its partition
+values; the Paimon partition is named once per batch, not extracted row by row).
 
 Commits use the fixed commit user :data:`COMMIT_USER` and put the Fluss progress into the snapshot properties:
 ``fluss.table-id``, ``fluss.offsets`` (JSON ``{"<partition_id>:<bucket>": next offset to tier}``, for every
@@ -43,9 +61,12 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fluss.errors import ErrorCode, FlussError
+from fluss.key.bucket_function import PAIMON as PAIMON_BUCKETING
+from fluss.key.bucket_function import bucketing_of
 from fluss.lake.config import (
     PAIMON,
     TABLE_LAKE_PREFIX,
+    TABLE_PAIMON_OPTION_PREFIX,
     is_lake_enabled,
     lake_format,
     paimon_catalog_options,
@@ -57,6 +78,19 @@ log = logging.getLogger(__name__)
 
 COMMIT_USER = "fluss-tiering"
 ROW_KIND_COLUMN = "__row_kind"
+BUCKET_COLUMN = "__bucket"
+OFFSET_COLUMN = "__offset"
+TIMESTAMP_COLUMN = "__timestamp"
+#: The system columns Fluss adds at the end of a lake table (before ``__row_kind``), with their Arrow types.
+SYSTEM_COLUMNS = (
+    pa.field(BUCKET_COLUMN, pa.int32()),
+    pa.field(OFFSET_COLUMN, pa.int64()),
+    pa.field(TIMESTAMP_COLUMN, pa.timestamp("ms", tz="UTC")),
+)
+SYSTEM_COLUMN_NAMES = frozenset(f.name for f in SYSTEM_COLUMNS)
+#: Paimon options the table mapping sets: a ``paimon.*`` table property may not set them.
+FLUSS_SET_OPTIONS = frozenset({"bucket", "bucket-key", "path", "primary-key", "partition", "rowkind.field",
+                               "merge-engine", "sequence.field"})
 
 SNAPSHOT_TABLE_ID = "fluss.table-id"
 SNAPSHOT_OFFSETS = "fluss.offsets"
@@ -96,25 +130,49 @@ class TieredProgress:
 
 
 def paimon_arrow_schema(info: TableInfo) -> pa.Schema:
-    """The Arrow schema of the Paimon table for this Fluss table (with :data:`ROW_KIND_COLUMN` for PK tables)."""
+    """The Arrow schema of the Paimon table for this Fluss table: its columns, the system columns and, for a
+    primary-key table, :data:`ROW_KIND_COLUMN`."""
     schema = info.row_schema.to_arrow()
-    schema = pa.schema([pa.field(f.name, f.type, f.nullable) for f in schema])  # drop fluss.type metadata
+    clash = [f.name for f in schema if f.name in SYSTEM_COLUMN_NAMES or f.name == ROW_KIND_COLUMN]
+    if clash:
+        raise FlussError(f"Column(s) {clash} of lake table '{info.table_path}' clash with the lake table's system "
+                         f"columns ({', '.join(sorted(SYSTEM_COLUMN_NAMES | {ROW_KIND_COLUMN}))}): rename them",
+                         ErrorCode.INVALID_TABLE_EXCEPTION)
+    fields = [pa.field(f.name, f.type, f.nullable) for f in schema]  # drop fluss.type metadata
+    fields.extend(SYSTEM_COLUMNS)
     if info.has_primary_key():
-        schema = schema.append(pa.field(ROW_KIND_COLUMN, pa.string(), nullable=True))
-    return schema
+        fields.append(pa.field(ROW_KIND_COLUMN, pa.string(), nullable=True))
+    return pa.schema(fields)
 
 
 def paimon_table_options(info: TableInfo) -> dict[str, str]:
+    """The Paimon options of the lake table (see the module docstring)."""
+    props = info.get_properties()
     bucket_keys = info.get_bucket_keys()
-    if not bucket_keys and not info.has_primary_key():
-        # Paimon needs a bucket key for a bucketed append table, and not a partition key
-        partition_keys = set(info.get_partition_keys())
-        bucket_keys = [c for c in info.get_column_names() if c not in partition_keys][:1]
-    options = {"bucket": str(info.num_buckets)}
+    if bucket_keys and bucketing_of(info).name != PAIMON_BUCKETING:
+        raise FlussError(f"Table '{info.table_path}' routes rows with the '{bucketing_of(info).name}' bucket "
+                         f"function, not Paimon's: its buckets cannot be a Paimon lake table's",
+                         ErrorCode.INVALID_TABLE_EXCEPTION)
+    options: dict[str, str] = {}
+    for key, value in props.items():
+        if key.startswith(TABLE_PAIMON_OPTION_PREFIX):
+            option = key[len(TABLE_PAIMON_OPTION_PREFIX):]
+            if option in FLUSS_SET_OPTIONS:
+                raise FlussError(f"Table option '{key}' of table '{info.table_path}': the Paimon option '{option}' "
+                                 f"is set by Fluss from the table definition", ErrorCode.INVALID_CONFIG_EXCEPTION)
+            options[option] = value
     if bucket_keys:
+        options["bucket"] = str(info.num_buckets)
         options["bucket-key"] = ",".join(bucket_keys)
+    else:
+        options["bucket"] = "-1"  # rows spread sticky/round-robin: a bucket-unaware append table
     if info.has_primary_key():
         options["rowkind.field"] = ROW_KIND_COLUMN
+        engine = (props.get("table.merge-engine") or "").strip().lower()
+        if engine == "first_row":
+            options["merge-engine"] = "first-row"
+        elif engine == "versioned":
+            options["sequence.field"] = props["table.merge-engine.versioned.ver-column"]
     return options
 
 
@@ -220,12 +278,14 @@ class PaimonLake:
         return None
 
     def read(self, path: TablePath, snapshot_id: int | None = None,
-             partitions: list[Mapping[str, str]] | None = None, bucket: int | None = None) -> pa.Table:
-        """The lake table's rows (at ``snapshot_id`` if given), without :data:`ROW_KIND_COLUMN`.
+             partitions: list[Mapping[str, str]] | None = None, bucket: int | None = None,
+             system_columns: bool = False) -> pa.Table:
+        """The lake table's rows (at ``snapshot_id`` if given), without :data:`ROW_KIND_COLUMN` and, unless
+        ``system_columns``, without the :data:`SYSTEM_COLUMNS`.
 
         ``partitions`` (partition specs) prunes the scan on the string-typed partition keys; the result may still
         hold rows of other partitions when some keys are not strings (callers filter exactly). ``bucket``: only
-        that Paimon bucket (= Fluss bucket).
+        that Paimon bucket (= Fluss bucket; a bucketed lake table).
         """
         table = self.get_table(path)
         if snapshot_id is not None:
@@ -241,9 +301,9 @@ class PaimonLake:
         result = builder.new_read().to_arrow(splits) if splits else None
         if result is None:
             result = self._arrow_schema(table).empty_table()
-        if ROW_KIND_COLUMN in result.column_names:
-            result = result.drop_columns([ROW_KIND_COLUMN])
-        return result
+        drop = [c for c in result.column_names
+                if c == ROW_KIND_COLUMN or (not system_columns and c in SYSTEM_COLUMN_NAMES)]
+        return result.drop_columns(drop) if drop else result
 
     def new_writer(self, info: TableInfo) -> LakeWriter:
         return LakeWriter(self, info)
@@ -288,25 +348,40 @@ class LakeWriter:
         self._write = self._builder.new_write()
         self._pk = info.has_primary_key()
         self._partition_keys = info.get_partition_keys()
+        # lake tables of the current layout carry the system columns; older ones do not
+        self._system_columns = SYSTEM_COLUMN_NAMES.issubset(self.schema.names)
+        # a log table without a bucket key is bucket-unaware in Paimon (bucket -1): its rows go to bucket 0
+        self._bucketed = int(self.table.options.bucket()) > 0
         self.rows_written = 0
 
-    def write(self, bucket: int, batch: pa.RecordBatch, change_types: np.ndarray | None) -> None:
-        """Writes one Fluss log batch of ``bucket`` (``change_types``: Fluss change type bytes per row)."""
+    def write(self, bucket: int, batch: pa.RecordBatch, change_types: np.ndarray | None,
+              base_offset: int | None = None, timestamp: int | None = None) -> None:
+        """Writes one Fluss log batch of ``bucket`` (``change_types``: Fluss change type bytes per row;
+        ``base_offset``: the log offset of its first row, ``timestamp``: its commit time in ms; None when the
+        rows do not come from the log, e.g. a KV state)."""
+        n = batch.num_rows
+        offsets = None if base_offset is None else np.arange(base_offset, base_offset + n, dtype=np.int64)
         if self._pk:
             kinds = _ROW_KINDS[np.asarray(change_types, dtype=np.int64)]
             keep = np.asarray(change_types) != _UPDATE_BEFORE
             if not keep.all():
                 batch = batch.filter(pa.array(keep))
                 kinds = kinds[keep]
+                offsets = None if offsets is None else offsets[keep]
             if batch.num_rows == 0:
                 return
             batch = batch.append_column(ROW_KIND_COLUMN, pa.array(kinds, pa.string()))
         if batch.num_rows == 0:
             return
+        if self._system_columns:
+            batch = _with_system_columns(batch, bucket, offsets, timestamp)
+        paimon_bucket = bucket if self._bucketed else 0
         if self._partition_keys:
-            self._write_partition(bucket, self._conform(batch))
-        else:
+            self._write_partition(paimon_bucket, self._conform(batch))
+        elif self._bucketed:
             self._write.write_arrow(self._conform(batch), bucket=bucket)
+        else:
+            self._write.write_arrow(self._conform(batch))
         self.rows_written += batch.num_rows
 
     def _write_partition(self, bucket: int, batch: pa.RecordBatch) -> None:
@@ -316,9 +391,10 @@ class LakeWriter:
         write = self._write
         private = hasattr(write, "_prepare_arrow_data") and hasattr(write, "_write_partition_bucket_batch")
         if not private or any(pc.count_distinct(c, mode="all").as_py() != 1 for c in columns):
-            write.write_arrow(batch, bucket=bucket)  # the public path (rejects a batch of mixed partitions)
+            # the public path (rejects a batch of mixed partitions)
+            write.write_arrow(batch, bucket=bucket) if self._bucketed else write.write_arrow(batch)
             return
-        if not 0 <= bucket < self.info.num_buckets:
+        if not 0 <= bucket < max(self.info.num_buckets, 1):
             raise ValueError(f"bucket {bucket} out of range [0, {self.info.num_buckets})")
         data = write._prepare_arrow_data(batch)
         if data.num_rows:
@@ -356,6 +432,18 @@ class LakeWriter:
             self._write.close()
         except Exception:  # noqa: BLE001 - closing after a failure must not hide it
             log.debug("closing the lake writer failed", exc_info=True)
+
+
+def _with_system_columns(batch: pa.RecordBatch, bucket: int, offsets: np.ndarray | None,
+                         timestamp: int | None) -> pa.RecordBatch:
+    """``batch`` plus ``__bucket``, ``__offset`` and ``__timestamp`` (null when unknown)."""
+    n = batch.num_rows
+    bucket_type, offset_type, ts_type = (f.type for f in SYSTEM_COLUMNS)
+    batch = batch.append_column(BUCKET_COLUMN, pa.array(np.full(n, bucket, np.int32), bucket_type))
+    batch = batch.append_column(OFFSET_COLUMN, pa.nulls(n, offset_type) if offsets is None
+                                else pa.array(offsets, offset_type))
+    return batch.append_column(TIMESTAMP_COLUMN, pa.nulls(n, ts_type) if timestamp is None
+                               else pa.array(np.full(n, timestamp, np.int64), pa.int64()).cast(ts_type))
 
 
 def _fix_delete_row_counts(messages) -> None:

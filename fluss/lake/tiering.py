@@ -177,7 +177,7 @@ async def _tier(conn, lake: PaimonLake, info: TableInfo, coordinator_snapshot: L
 
         async for rb in iter_log_range(scanner, result.ranges, gone=gone if info.is_partitioned() else None):
             k = key_of(rb)
-            await asyncio.to_thread(writer.write, k[1], rb.batch, rb.change_types)
+            await asyncio.to_thread(writer.write, k[1], rb.batch, rb.change_types, rb.base_offset, int(rb.timestamp))
             result.rows += rb.batch.num_rows
             offsets[k] = rb.last_offset + 1
             max_ts[k] = max(max_ts.get(k, -1), int(rb.timestamp))

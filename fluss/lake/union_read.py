@@ -32,10 +32,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from fluss.errors import ErrorCode, FlussError
-from fluss.key.bucketing import bucket_ids
+from fluss.key.bucket_function import bucketing_of
 from fluss.key.partition import name_to_spec, partition_name_array
 from fluss.lake.log_range import iter_log_range
-from fluss.lake.paimon import PaimonLake, lake_of_table
+from fluss.lake.paimon import SYSTEM_COLUMNS, PaimonLake, lake_of_table
 from fluss.lake.partitions import (
     BucketKey,
     PartitionRef,
@@ -93,8 +93,8 @@ def without_buckets(rows: pa.Table, info: TableInfo, buckets: dict[BucketKey, st
     if not buckets or rows.num_rows == 0:
         return rows
     schema = rows.schema
-    row_buckets = pa.array(bucket_ids(rows, [schema.get_field_index(k) for k in info.get_bucket_keys()],
-                                      info.num_buckets))
+    row_buckets = pa.array(bucketing_of(info).bucket_ids(
+        rows, [schema.get_field_index(k) for k in info.get_bucket_keys()], info.num_buckets))
     names = (partition_name_array(rows, [schema.get_field_index(k) for k in info.get_partition_keys()])
              if info.is_partitioned() else None)
     drop = pa.array(np.zeros(rows.num_rows, dtype=bool))
@@ -107,22 +107,31 @@ def without_buckets(rows: pa.Table, info: TableInfo, buckets: dict[BucketKey, st
 
 
 async def read_lake(conn, table_path: TablePath, *, warehouse: str | None = None,
-                    partitions: Iterable[PartitionRef] | None = None) -> pa.Table:
-    """The lake half only (the table's latest lake snapshot; empty before the first tiering)."""
+                    partitions: Iterable[PartitionRef] | None = None, system_columns: bool = False) -> pa.Table:
+    """The lake half only (the table's latest lake snapshot; empty before the first tiering). With
+    ``system_columns`` the rows also have the lake's ``__bucket``, ``__offset`` and ``__timestamp`` (as ``t$lake``
+    in Flink; null for a lake table created before they existed)."""
     info = await conn.get_admin().get_table_info(table_path)
     only = partition_names(info, partitions) if partitions is not None else None
     snapshot = await latest_lake_snapshot_or_none(conn, table_path)
-    return await _read_lake_rows(lake_of_table(info, warehouse), info, snapshot, only)
+    return await _read_lake_rows(lake_of_table(info, warehouse), info, snapshot, only, system_columns)
 
 
 async def _read_lake_rows(lake: PaimonLake, info: TableInfo, snapshot: LakeSnapshot | None,
-                          only: set[str] | None) -> pa.Table:
+                          only: set[str] | None, system_columns: bool = False) -> pa.Table:
     schema = info.row_schema.to_arrow()
+    if system_columns:
+        schema = pa.schema([*schema, *SYSTEM_COLUMNS])
     if snapshot is None or (only is not None and not only):
         return schema.empty_table()
     keys = info.get_partition_keys()
     specs = None if only is None else [name_to_spec(n, keys) for n in sorted(only)]
-    rows = _conform(await asyncio.to_thread(lake.read, info.table_path, snapshot.snapshot_id, specs), schema)
+    rows = await asyncio.to_thread(lake.read, info.table_path, snapshot.snapshot_id, specs,
+                                   system_columns=system_columns)
+    for f in SYSTEM_COLUMNS if system_columns else ():
+        if f.name not in rows.column_names:  # a lake table of the layout before the system columns
+            rows = rows.append_column(f.name, pa.nulls(rows.num_rows, f.type))
+    rows = _conform(rows, schema)
     if only is not None and rows.num_rows:  # exact (the scan prunes on string-typed keys only)
         names = partition_name_array(rows, [schema.get_field_index(k) for k in keys])
         rows = rows.filter(pc.is_in(names, value_set=pa.array(sorted(only), pa.string())))

@@ -27,6 +27,8 @@ TYPES = pa.schema([
 #: the Paimon types Java reports for TYPES
 TYPES_IN_PAIMON = ["BIGINT NOT NULL", "BOOLEAN", "TINYINT", "SMALLINT", "INT", "FLOAT", "DOUBLE", "STRING", "BYTES",
                    "DECIMAL(10, 2)", "DATE", "TIME(3)", "TIMESTAMP(6)", "TIMESTAMP(3) WITH LOCAL TIME ZONE"]
+#: the system columns at the end of every lake table, as Java Paimon reports them
+SYSTEM_IN_PAIMON = [("__bucket", "INT"), ("__offset", "BIGINT"), ("__timestamp", "TIMESTAMP(3) WITH LOCAL TIME ZONE")]
 ORDERS = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("region", pa.string(), nullable=False),
                     ("item", pa.string()), ("amount", pa.int64())])
 
@@ -89,14 +91,18 @@ async def test_tiered_tables_are_readable_by_java_paimon_alone(lake_conn, lake_d
 
     dumped = paimon_dump(warehouse, lake_db, "java_types", "java_accounts", "java_orders")
     schema, rows = dumped["java_types"]
-    assert fields(schema) == list(zip(TYPES.names, TYPES_IN_PAIMON, strict=True))
+    assert fields(schema) == list(zip(TYPES.names, TYPES_IN_PAIMON, strict=True)) + SYSTEM_IN_PAIMON
     assert schema["primary_keys"] == [] and schema["partition_keys"] == []
+    assert schema["options"]["bucket"] == "2" and schema["options"]["bucket-key"] == "id"
     assert {r["kind"] for r in rows} == {"+I"}
-    assert sorted((r["row"] for r in rows), key=lambda r: r["id"]) == java_rows(written.sort_by("id"))
+    assert sorted(({k: r["row"][k] for k in TYPES.names} for r in rows), key=lambda r: r["id"]) == java_rows(
+        written.sort_by("id"))
+    assert sorted(r["row"]["__offset"] for r in rows if r["row"]["__bucket"] == 0) == list(
+        range(sum(r["row"]["__bucket"] == 0 for r in rows)))
 
     schema, rows = dumped["java_accounts"]
     assert fields(schema) == [("id", "BIGINT NOT NULL"), ("owner", "STRING"), ("balance", "BIGINT"),
-                              (ROW_KIND_COLUMN, "STRING")]
+                              *SYSTEM_IN_PAIMON, (ROW_KIND_COLUMN, "STRING")]
     assert schema["primary_keys"] == ["id"] and schema["options"]["rowkind.field"] == ROW_KIND_COLUMN
     got = by_id(rows)
     assert {i: {k: r[k] for k in ACCOUNTS.names} for i, r in got.items()} == state

@@ -104,7 +104,7 @@ async def test_partitioned_log_table_is_tiered_per_partition_as_partitions_come_
     for day in parts:
         expected = everything.filter(pc.equal(everything.column("day"), day))
         got = paimon_partition_rows(warehouse, path, day=day)
-        assert got.sort_by("id").to_pylist() == expected.sort_by("id").to_pylist()
+        assert got.select(VIEWS.names).sort_by("id").to_pylist() == expected.sort_by("id").to_pylist()
     assert ids(await read_lake(lake_conn, path)) == list(range(105))
 
     # union read restricted to partitions (by name or spec)
@@ -253,5 +253,5 @@ async def test_pk_table_whose_changelog_expired_before_tiering_is_tiered_from_it
     assert second.from_kv
     lake = by_id(await read_lake(lake_conn, path))
     assert lake.keys() == state.keys() and lake == state
-    assert by_id(paimon_rows(paimon_table(warehouse, path)).drop_columns(["__row_kind"])) == state
+    assert by_id(paimon_rows(paimon_table(warehouse, path)).select(["id", "owner", "balance"])) == state
     assert by_id(await union_read(lake_conn, path)) == state

@@ -17,6 +17,7 @@ import sys
 import time
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from lake_helpers import (
     ACCOUNTS,
@@ -49,8 +50,12 @@ async def test_lake_enabled_table_gets_a_paimon_table_with_the_same_shape(lake_c
     info = await create(lake_conn, TablePath(lake_db, "shape"), ACCOUNTS, pk=["id"], buckets=4)
     assert info.get_properties()["table.datalake.format"] == "paimon"
     assert info.get_properties()["table.datalake.paimon.warehouse"] == warehouse
+    assert info.get_properties()["table.bucket.function"] == "paimon"
     table = paimon_table(warehouse, info.table_path)
-    assert [f.name for f in table.table_schema.fields] == ["id", "owner", "balance", ROW_KIND_COLUMN]
+    assert [(f.name, str(f.type)) for f in table.table_schema.fields][3:] == [
+        ("__bucket", "INT"), ("__offset", "BIGINT"), ("__timestamp", "TIMESTAMP_LTZ(3)"),
+        (ROW_KIND_COLUMN, "STRING")]
+    assert [f.name for f in table.table_schema.fields][:3] == ["id", "owner", "balance"]
     assert table.table_schema.primary_keys == ["id"]
     options = table.table_schema.options
     assert options["bucket"] == "4" and options["bucket-key"] == "id"
@@ -77,12 +82,17 @@ async def test_tiered_log_table_is_readable_by_pypaimon_alone_bucket_by_bucket(l
     assert result.rows == 120 and result.snapshot_id is not None
 
     table = paimon_table(warehouse, path)
-    assert [f.name for f in table.table_schema.fields] == EVENTS.names
+    assert [f.name for f in table.table_schema.fields] == EVENTS.names + ["__bucket", "__offset", "__timestamp"]
     rows = paimon_rows(table)
-    assert rows.sort_by("id").to_pylist() == written.sort_by("id").to_pylist()
+    assert rows.select(EVENTS.names).sort_by("id").to_pylist() == written.sort_by("id").to_pylist()
+    # the system columns: each row's Fluss bucket, its log offset (every offset of the bucket once), commit time
+    end = await ends(lake_conn, info)
+    for b in range(3):
+        in_bucket = rows.filter(pc.equal(rows.column("__bucket"), b))
+        assert sorted(in_bucket.column("__offset").to_pylist()) == list(range(end[b]))
+    assert rows.column("__timestamp").null_count == 0
     snapshot = table.snapshot_manager().get_latest_snapshot()
     assert snapshot.commit_user == COMMIT_USER
-    end = await ends(lake_conn, info)
     assert snapshot.properties["fluss.offsets"] == "{" + ", ".join(f'"-1:{b}": {end[b]}' for b in range(3)) + "}"
 
     # each Fluss bucket landed in the same Paimon bucket (written with the bucket given, no re-hashing)
@@ -95,7 +105,9 @@ async def test_tiered_log_table_is_readable_by_pypaimon_alone_bucket_by_bucket(l
         fluss_buckets[b] = set(rows.column("id").to_pylist())
     builder = table.new_read_builder()
     for split in builder.new_scan().plan().splits():
-        assert set(builder.new_read().to_arrow([split]).column("id").to_pylist()) <= fluss_buckets[split.bucket]
+        in_split = builder.new_read().to_arrow([split])
+        assert set(in_split.column("id").to_pylist()) <= fluss_buckets[split.bucket]
+        assert set(in_split.column("__bucket").to_pylist()) == {split.bucket}
 
     coordinator = await get_latest_lake_snapshot(lake_conn, path)
     assert coordinator.snapshot_id == result.snapshot_id

@@ -17,8 +17,14 @@ from typing import Any
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.partition import partition_spec_to_name
-from fluss.lake.catalog import LakeCatalogProcess
-from fluss.lake.config import is_lake_enabled
+        reg.properties.update(system_props)
+        check_metadata_size(f"table '{path}'", reg.comment, {**reg.properties, **reg.custom_properties},
+                            len(encode(reg)) + len(dumps(schema_json)))
+        # a lake-enabled table gets its lake table now (by the lake catalog's worker process), and the lake's
+        # catalog options as table properties
+        info = table_info_of(path, reg, schema_json)
+        if is_lake_enabled(info):
+            reg.properties.update(await self.lake.create_table(info))
 from fluss.metadata import DatabaseDescriptor, ServerNode, TableBucket, TableDescriptor, TableInfo, TablePath
 from fluss.server.config import (
     DEFAULT_BUCKET_NUMBER,
@@ -246,6 +252,8 @@ class CoordinatorEventProcessor:
             raise FlussError(f"Table '{path}' already exists", ErrorCode.TABLE_ALREADY_EXIST)
         resolved = resolve_table(desc, str(path), self.config.get_int(DEFAULT_BUCKET_NUMBER),
                                  self.config.get_int(MAX_BUCKET_NUM))
+        # the bucket function (and lake format) follow the cluster's datalake.format, fixed for the table's life
+        system_props = system_table_properties(self.config.as_dict(), resolved.properties, str(path))
         rf = self._replication_factor(resolved)
         table_id = await self._zk(self.zk.next_id, paths.TABLE_ID_SEQ)
         ts = now_ms()
@@ -255,13 +263,8 @@ class CoordinatorEventProcessor:
             properties=resolved.properties, custom_properties=resolved.custom_properties,
             created_time=ts, modified_time=ts)
         schema_json = resolved.get_schema().row_schema.to_json()
-        check_metadata_size(f"table '{path}'", reg.comment, {**reg.properties, **reg.custom_properties},
-                            len(encode(reg)) + len(dumps(schema_json)))
-        # a lake-enabled table gets its lake table now (by the lake catalog's worker process), and the lake's
-        # catalog options as table properties
-        info = table_info_of(path, reg, schema_json)
-        if is_lake_enabled(info):
-            reg.properties.update(await self.lake.create_table(info))
+from fluss.lake.catalog import LakeCatalogProcess
+from fluss.lake.config import is_lake_enabled, system_table_properties
         assignment, leaders = None, {}
         if not resolved.partition_keys:
             assignment, leaders = self._new_assignment(table_id, table_id, reg.bucket_count, rf)

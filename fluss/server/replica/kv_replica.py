@@ -144,6 +144,8 @@ class KvReplica:
         first = last = -1
         count = 0
         validated = replica.validator.validate(records, target_columns)  # every batch, before any is applied
+        for v in validated:  # routed by the table's bucket function
+            replica.routing.check_rows(v.rows, replica.bucket.bucket_id)
         for v in validated:
             batch, rows = v.batch, v.rows
             earlier = log_.writers.check(batch.writer_id, batch.batch_sequence, replica.name, allow_gap=True)

@@ -322,7 +322,10 @@ class ReplicaManager:
 
     @staticmethod
     def _validate_and_append(replica: Replica, records: bytes, commit_timestamp: int) -> AppendInfo:
-        batches = [v.batch for v in replica.validator.validate(records)]
+        validated = replica.validator.validate(records)
+        for v in validated:  # routed by the table's bucket function
+            replica.routing.check_rows(v.rows, replica.bucket.bucket_id)
+        batches = [v.batch for v in validated]
         return replica.log.append_as_leader(records, replica.leader_epoch, commit_timestamp, batches=batches)
 
     async def _wait_for_gap(self, replica: Replica, writer_id: int, sequence: int, timeout_s: float) -> bool:

@@ -25,6 +25,7 @@ from fluss.record.log_batch import parse_compression
 from fluss.server.log.config import LogConfig
 from fluss.server.log.tablet import LogTablet
 from fluss.server.log.validator import BatchValidator
+from fluss.server.replica.bucket_check import BucketRouting
 from fluss.server.replica.kv_replica import KvReplica
 from fluss.table_options import LOG_ARROW_COMPRESSION_TYPE, LOG_ARROW_COMPRESSION_ZSTD_LEVEL, LOG_TTL
 
@@ -83,6 +84,7 @@ class Replica:
         self.kv: KvReplica | None = None  # the KV state, on the leader of a primary-key bucket
         self.kv_failure: str | None = None  # why the last KV recovery failed (retried in the background)
         self._joins_held_until: dict[int, int] = {}  # follower -> ms: no ISR join request on its fetches before
+        self.routing = BucketRouting(table)  # checks that written rows belong to this bucket
         self._lock = threading.Lock()
 
     @property
