@@ -2,10 +2,10 @@
 
 Pipeline (one Flink job)::
 
-    table tasks ──rebalance──► TierTable (parallelism N) ──► ReportLakeSnapshot (parallelism 1) ──► results
-    (one per due table)         read log range, write Paimon,   CommitLakeTableSnapshot to the
-                                commit Paimon (offsets in the   coordinator
-                                snapshot properties)
+    table tasks ──rebalance──► TierTable (parallelism N) ──► ReportLakeSnapshot (p 1) ──► LakeMaintenance (p 1) ──► results
+    (one per due table)         read log range, write Paimon,   CommitLakeTableSnapshot    Java: Paimon compaction and
+                                commit Paimon (offsets in the   to the coordinator         snapshot expiry, when the table
+                                snapshot properties)                                       asks (fluss.lake.maintenance)
 
 * ``--once`` (batch mode): the tasks are every lake-enabled table, listed by the driver; the job tiers each once
   and ends; the results are printed as JSON lines. Used by the tests.
@@ -107,6 +107,8 @@ class ReportLakeSnapshot(_function_base()):
             self.session.close()
 
     def flat_map(self, value: str):
+        from fluss.lake.maintenance import MAINTENANCE, RETAIN_FROM
+
         result = json.loads(value)
         report = result.pop("report", None)
         if report is not None:
@@ -116,6 +118,8 @@ class ReportLakeSnapshot(_function_base()):
             msg = pb.LakeSnapshotPb.FromString(bytes.fromhex(report))
             self.session.run(commit_lake_snapshot(self.session.conn, LakeSnapshot.from_pb(msg)))
             result["reported"] = True
+            if MAINTENANCE in result:  # the coordinator names this snapshot now: expiry must keep it
+                result[MAINTENANCE][RETAIN_FROM] = msg.snapshot_id
         yield json.dumps(result)
 
 
@@ -168,6 +172,7 @@ async def due_tasks(conn, force: bool) -> list[dict]:
 
 async def tier_one(conn, table_id: int, warehouse: str | None) -> dict:
     """Tiers one table (found by id among the lake tables) without reporting; the result carries the report."""
+    from fluss.lake.maintenance import MAINTENANCE, maintenance_request
     from fluss.lake.paimon import lake_of_table
     from fluss.lake.snapshot import list_lake_tables
     from fluss.lake.tiering import tier_table
@@ -176,10 +181,14 @@ async def tier_one(conn, table_id: int, warehouse: str | None) -> dict:
     if found is None:
         return {"table_id": table_id, "skipped": "not a lake table any more"}
     info, snapshot = found
-    result = await tier_table(conn, lake_of_table(info, warehouse), info, snapshot, report=False)
+    lake = lake_of_table(info, warehouse)
+    result = await tier_table(conn, lake, info, snapshot, report=False)
     out = result.as_dict()
     if result.to_report is not None:
         out["report"] = result.to_report.to_pb().SerializeToString().hex()
+        request = maintenance_request(info, lake.catalog_options, result)
+        if request is not None:
+            out[MAINTENANCE] = request
     return out
 
 
@@ -201,6 +210,9 @@ def build_environment(parallelism: int, streaming: bool):
     env = StreamExecutionEnvironment.get_execution_environment(config)
     env.set_runtime_mode(RuntimeExecutionMode.STREAMING if streaming else RuntimeExecutionMode.BATCH)
     env.set_parallelism(parallelism)
+    from fluss.flink import add_connector_jars
+
+    add_connector_jars(env)  # the Java maintenance step: the connector jar and Paimon's classes
     here = os.path.dirname(os.path.abspath(__file__))
     env.add_python_file(here)  # ship this package to a remote Flink cluster's workers (flink run -py)
     return env
@@ -219,10 +231,11 @@ def run_once(bootstrap: str, warehouse: str | None, parallelism: int) -> list[di
         return []
     env = build_environment(min(parallelism, len(tasks)), streaming=False)
     source = env.from_collection([json.dumps(t) for t in tasks], type_info=Types.STRING()).set_parallelism(1)
-    results = (source.rebalance()
-               .flat_map(TierTable(bootstrap, warehouse), output_type=Types.STRING()).name("tier-table")
-               .flat_map(ReportLakeSnapshot(bootstrap), output_type=Types.STRING()).name("report-lake-snapshot")
-               .set_parallelism(1))
+    reported = (source.rebalance()
+                .flat_map(TierTable(bootstrap, warehouse), output_type=Types.STRING()).name("tier-table")
+                .flat_map(ReportLakeSnapshot(bootstrap), output_type=Types.STRING()).name("report-lake-snapshot")
+                .set_parallelism(1))
+    results = lake_maintenance(reported)
     with results.execute_and_collect("fluss-lake-tiering (once)") as it:
         return [json.loads(r) for r in it]
 
@@ -235,14 +248,26 @@ def run_continuous(bootstrap: str, warehouse: str | None, parallelism: int, inte
     env = build_environment(parallelism, streaming=True)
     ticks = env.from_source(NumberSequenceSource(0, 2**62), WatermarkStrategy.no_watermarks(), "clock",
                             type_info=Types.LONG()).set_parallelism(1)
-    (ticks.flat_map(ScheduleDueTables(bootstrap, interval_s), output_type=Types.STRING()).name("schedule")
-     .set_parallelism(1)
-     .rebalance()
-     .flat_map(TierTable(bootstrap, warehouse), output_type=Types.STRING()).name("tier-table")
-     .flat_map(ReportLakeSnapshot(bootstrap), output_type=Types.STRING()).name("report-lake-snapshot")
-     .set_parallelism(1)
-     .print())
+    reported = (ticks.flat_map(ScheduleDueTables(bootstrap, interval_s), output_type=Types.STRING()).name("schedule")
+                .set_parallelism(1)
+                .rebalance()
+                .flat_map(TierTable(bootstrap, warehouse), output_type=Types.STRING()).name("tier-table")
+                .flat_map(ReportLakeSnapshot(bootstrap), output_type=Types.STRING()).name("report-lake-snapshot")
+                .set_parallelism(1))
+    lake_maintenance(reported).print()
     env.execute("fluss-lake-tiering")
+
+
+def lake_maintenance(reported):
+    """The Java step after the committer: ``org.fluss.py.flink.lake.LakeMaintenance`` (Paimon compaction and
+    snapshot expiry of the tables whose results ask for it; other results pass through unchanged)."""
+    from pyflink.common import Types
+    from pyflink.datastream import DataStream
+    from pyflink.java_gateway import get_gateway
+
+    function = get_gateway().jvm.org.fluss.py.flink.lake.LakeMaintenance()
+    stream = reported._j_data_stream.map(function, Types.STRING().get_java_type_info())
+    return DataStream(stream.name("lake-maintenance").setParallelism(1))
 
 
 def parse_duration_s(text: str) -> float:

@@ -69,8 +69,7 @@ async def union_read(conn, table_path: TablePath, *, warehouse: str | None = Non
     info = await conn.get_admin().get_table_info(table_path)
     only = partition_names(info, partitions) if partitions is not None else None
     lake = lake_of_table(info, warehouse)
-    snapshot = await latest_lake_snapshot_or_none(conn, table_path)
-    lake_rows = await _read_lake_rows(lake, info, snapshot, only)
+    snapshot, lake_rows = await _read_latest_lake(conn, lake, info, only)
     if not info.has_primary_key():
         log_rows, _ = await read_log_after(conn, info, snapshot, partitions=only)
         return pa.concat_tables([lake_rows, log_rows])
@@ -113,8 +112,30 @@ async def read_lake(conn, table_path: TablePath, *, warehouse: str | None = None
     in Flink; null for a lake table created before they existed)."""
     info = await conn.get_admin().get_table_info(table_path)
     only = partition_names(info, partitions) if partitions is not None else None
-    snapshot = await latest_lake_snapshot_or_none(conn, table_path)
-    return await _read_lake_rows(lake_of_table(info, warehouse), info, snapshot, only, system_columns)
+    return (await _read_latest_lake(conn, lake_of_table(info, warehouse), info, only, system_columns))[1]
+
+
+#: Reads of a lake snapshot that the tiering job's snapshot expiry removed meanwhile are retried this often.
+LAKE_READ_ATTEMPTS = 3
+
+
+async def _read_latest_lake(conn, lake: PaimonLake, info: TableInfo, only: set[str] | None,
+                            system_columns: bool = False) -> tuple[LakeSnapshot | None, pa.Table]:
+    """The coordinator's latest lake snapshot and its rows. Expiry never removes that snapshot, but it may move on
+    (and the old one be expired, ``table.datalake.auto-expire-snapshot``) while it is read: then the read starts
+    again from the new one."""
+    for attempt in range(LAKE_READ_ATTEMPTS):
+        snapshot = await latest_lake_snapshot_or_none(conn, info.table_path)
+        try:
+            return snapshot, await _read_lake_rows(lake, info, snapshot, only, system_columns)
+        except Exception:
+            newer = await latest_lake_snapshot_or_none(conn, info.table_path)
+            moved = snapshot is not None and newer is not None and newer.snapshot_id != snapshot.snapshot_id
+            if not moved or attempt == LAKE_READ_ATTEMPTS - 1:
+                raise
+            log.info("lake snapshot %d of %s was replaced by %d while it was read: reading again",
+                     snapshot.snapshot_id, info.table_path, newer.snapshot_id)
+    raise AssertionError("unreachable")
 
 
 async def _read_lake_rows(lake: PaimonLake, info: TableInfo, snapshot: LakeSnapshot | None,

@@ -20,6 +20,7 @@ from lake_helpers import ACCOUNTS, append, create
 from lake_helpers import tier as lake_tier
 
 from fluss import OffsetSpec, TablePath
+from fluss.lake.union_read import read_lake
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -112,8 +113,16 @@ async def test_batch_read_of_a_log_table_is_the_lake_snapshot_plus_the_log_after
     assert sorted(rows(batch_env, f"SELECT name, id FROM {t} WHERE id % 10 = 3")) == \
         sorted((f"e{i}", i) for i in range(3, 150, 10))
     assert rows(batch_env, f"SELECT COUNT(*) FROM {t}") == [(150,)]
-    assert sorted(rows(batch_env, f"SELECT * FROM `{lake_catalog}`.`{flink_lake_db}`.`events$lake`")) == \
+    lake = f"`{lake_catalog}`.`{flink_lake_db}`.`events$lake`"
+    assert sorted(rows(batch_env, f"SELECT id, name, price, `day`, `at`, tag FROM {lake}")) == \
         [event_tuple(i) for i in range(100)]
+    # t$lake also has the lake table's system columns: each row's Fluss bucket, log offset and commit time
+    system = rows(batch_env, f"SELECT id, __bucket, __offset, __timestamp IS NOT NULL FROM {lake}")
+    expected = (await read_lake(flink_lake_conn, path, system_columns=True)).to_pylist()
+    assert sorted(system) == sorted((r["id"], r["__bucket"], r["__offset"], True) for r in expected)
+    for b in range(3):  # every offset of every bucket once
+        offsets = sorted(o for _, bucket, o, _ in system if bucket == b)
+        assert offsets == list(range(len(offsets)))
     assert rows(batch_env, f"SELECT COUNT(*) FROM `{lake_catalog}`.`{flink_lake_db}`.`events$lake`") == [(100,)]
     # other startup modes are plain log reads
     latest = rows(batch_env, f"SELECT COUNT(*) FROM {t} /*+ OPTIONS('scan.startup.mode'='latest') */")
@@ -212,10 +221,10 @@ async def test_batch_read_of_a_primary_key_table_merges_the_log_into_the_lake_an
         sorted((b, i) for i, _, b in state.values() if i < 10)
     assert rows(batch_env, f"SELECT COUNT(*) FROM {t}") == [(len(state),)]
     lake = f"`{lake_catalog}`.`{flink_lake_db}`.`accounts$lake`"
-    assert sorted(rows(batch_env, f"SELECT * FROM {lake}")) == sorted(tiered.values())
+    assert sorted(rows(batch_env, f"SELECT id, owner, balance FROM {lake}")) == sorted(tiered.values())
 
     await tier(flink_lake_conn, info)  # everything in the lake: the log tail is empty
-    assert sorted(rows(batch_env, f"SELECT * FROM {lake}")) == sorted(state.values())
+    assert sorted(rows(batch_env, f"SELECT id, owner, balance FROM {lake}")) == sorted(state.values())
     assert sorted(rows(batch_env, f"SELECT * FROM {t}")) == sorted(state.values())
 
 

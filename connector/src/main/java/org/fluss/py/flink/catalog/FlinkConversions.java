@@ -136,6 +136,27 @@ public final class FlinkConversions {
     public static final String LAKE_SUFFIX = "$lake";
 
     /**
+     * The {@code t$lake} virtual table: the table's columns, then the lake table's system columns as Fluss's
+     * connector exposes them: {@code __bucket INT} (the Fluss bucket), {@code __offset BIGINT} (the log offset),
+     * {@code __timestamp TIMESTAMP_LTZ(3)} (the commit time), nullable (null in a lake table older than them).
+     */
+    public static CatalogTable lakeTable(TableInfoPb info, String bootstrapServers) {
+        CatalogTable base = toFlink(info, bootstrapServers);
+        Schema.Builder b = Schema.newBuilder();
+        for (Schema.UnresolvedColumn c : base.getUnresolvedSchema().getColumns()) {
+            Schema.UnresolvedPhysicalColumn pc = (Schema.UnresolvedPhysicalColumn) c;
+            b.column(pc.getName(), pc.getDataType());
+        }
+        base.getUnresolvedSchema().getPrimaryKey().ifPresent(pk -> b.primaryKeyNamed(pk.getConstraintName(),
+                pk.getColumnNames()));
+        b.column("__bucket", org.apache.flink.table.api.DataTypes.INT());
+        b.column("__offset", org.apache.flink.table.api.DataTypes.BIGINT());
+        b.column("__timestamp", org.apache.flink.table.api.DataTypes.TIMESTAMP_LTZ(3));
+        return CatalogTable.newBuilder().schema(b.build()).comment(base.getComment())
+                .partitionKeys(base.getPartitionKeys()).options(base.getOptions()).build();
+    }
+
+    /**
      * The {@code t$changelog} virtual table: {@code _change_type STRING} (+I, -U, +U, -D; +A for log tables),
      * {@code _log_offset BIGINT}, {@code _commit_timestamp TIMESTAMP_LTZ(3)}, then the table's columns, without
      * a primary key (every change is an insert-only row).

@@ -227,7 +227,7 @@ public class FlussCatalog extends AbstractCatalog {
                         name.substring(0, name.length() - FlinkConversions.CHANGELOG_SUFFIX.length()));
                 return FlinkConversions.changelogTable(client().tableInfo(path(base)), bootstrapServers);
             }
-            if (name.endsWith(FlinkConversions.LAKE_SUFFIX)) { // the t$lake virtual table: same columns
+            if (name.endsWith(FlinkConversions.LAKE_SUFFIX)) { // the t$lake virtual table: + system columns
                 ObjectPath base = new ObjectPath(p.getDatabaseName(),
                         name.substring(0, name.length() - FlinkConversions.LAKE_SUFFIX.length()));
                 TableInfoPb info = client().tableInfo(path(base));
@@ -235,7 +235,7 @@ public class FlussCatalog extends AbstractCatalog {
                     throw new CatalogException("Table " + base.getFullName() + " is not lake-enabled "
                             + "('" + LakeConfig.ENABLED + "' = 'true'), so it has no " + name);
                 }
-                return FlinkConversions.toFlink(info, bootstrapServers);
+                return FlinkConversions.lakeTable(info, bootstrapServers);
             }
             return FlinkConversions.toFlink(client().tableInfo(path(p)), bootstrapServers);
         } catch (FlussRpcException e) {

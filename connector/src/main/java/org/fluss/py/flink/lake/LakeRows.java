@@ -9,12 +9,14 @@ import org.apache.paimon.table.source.TableRead;
 import org.apache.paimon.utils.CloseableIterator;
 
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.List;
 
 /**
  * The rows of one bucket's lake part (its serialized Paimon splits, in order) as Flink rows of the given
- * columns, read lazily with Paimon's {@code TableRead} (projection pushed to Paimon). A primary-key lake table
+ * columns, read lazily with Paimon's {@code TableRead} (projection pushed to Paimon). The system columns
+ * ({@code __bucket}, {@code __offset}, {@code __timestamp}) read as null from a lake table created before them. A primary-key lake table
  * is read merged (Paimon's deduplicate merge applies the tiered deletes); retractions, which a merged read
  * should not return, are skipped.
  */
@@ -22,19 +24,31 @@ public final class LakeRows implements AutoCloseable {
     private final TableRead read;
     private final LakeRowConverter converter;
     private final Iterator<byte[]> splits;
+    private final int[] slots; // per requested column: its position among the columns read, -1 = always null
     private CloseableIterator<InternalRow> current;
 
     public LakeRows(Table table, RowType columns, List<byte[]> splits) {
-        int[] projection = table.rowType().projectIndexes(columns.getFieldNames());
-        for (int i = 0; i < projection.length; i++) {
-            if (projection[i] < 0) {
-                throw new IllegalStateException("Lake table " + table.name() + " has no column '"
-                        + columns.getFieldNames().get(i) + "'");
+        List<Integer> projection = new ArrayList<>();
+        List<RowType.RowField> read = new ArrayList<>();
+        slots = new int[columns.getFieldCount()];
+        for (int i = 0; i < slots.length; i++) {
+            String name = columns.getFieldNames().get(i);
+            int index = table.rowType().getFieldIndex(name);
+            if (index < 0) {
+                if (!PaimonLake.SYSTEM_COLUMNS.contains(name)) {
+                    throw new IllegalStateException("Lake table " + table.name() + " has no column '" + name + "'");
+                }
+                slots[i] = -1; // a lake table created before the system columns existed
+                continue;
             }
+            slots[i] = projection.size();
+            projection.add(index);
+            read.add(columns.getFields().get(i));
         }
-        ReadBuilder builder = table.newReadBuilder().withProjection(projection);
+        ReadBuilder builder = table.newReadBuilder()
+                .withProjection(projection.stream().mapToInt(Integer::intValue).toArray());
         this.read = builder.newRead();
-        this.converter = new LakeRowConverter(columns, builder.readType());
+        this.converter = new LakeRowConverter(new RowType(read), builder.readType());
         this.splits = splits.iterator();
     }
 
@@ -46,7 +60,15 @@ public final class LakeRows implements AutoCloseable {
                 if (row.getRowKind().isRetract()) {
                     continue;
                 }
-                return converter.convert(row);
+                GenericRowData converted = converter.convert(row);
+                if (converted.getArity() == slots.length) {
+                    return converted;
+                }
+                GenericRowData out = new GenericRowData(slots.length);
+                for (int i = 0; i < slots.length; i++) {
+                    out.setField(i, slots[i] < 0 ? null : converted.getField(slots[i]));
+                }
+                return out;
             }
             closeCurrent();
             if (!splits.hasNext()) {

@@ -37,6 +37,12 @@ public final class PaimonLake {
     /** The extra column of a primary-key lake table holding the row kind (not a Fluss column). */
     public static final String ROW_KIND_COLUMN = "__row_kind";
 
+    /**
+     * The system columns at the end of a lake table, as Fluss adds them (the Fluss bucket, log offset and commit
+     * time of each row); {@code t$lake} exposes them, Union Read leaves them out.
+     */
+    public static final List<String> SYSTEM_COLUMNS = List.of("__bucket", "__offset", "__timestamp");
+
     /** A bucket of the lake table: the Fluss partition name (null when not partitioned) and the bucket. */
     public record LakeBucket(String partitionName, int bucket) {}
 
