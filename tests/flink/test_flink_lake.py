@@ -264,3 +264,57 @@ async def test_streaming_read_of_a_primary_key_table_starts_with_the_lake_then_f
         job.cancel()
     assert view == state
     assert kinds.count("INSERT") == 20 + 1  # the lake rows once, then the new key 500
+
+
+# ---------------------------------------------------------------- Paimon bucketing in the connector
+
+
+async def test_flink_sink_and_lookup_join_route_with_the_tables_paimon_bucketing(
+        batch_env, lake_catalog, flink_lake_conn, flink_lake_db):
+    """Tables of a Paimon lake cluster are bucketed by Paimon's function: the Java sink routes with it (the tablet
+    servers refuse rows of another bucket), lookup joins (point and prefix) find every key, and in the tiered lake
+    table each key is where Paimon's own key filter looks for it."""
+    from lake_helpers import paimon_table
+
+    from fluss.key.bucket_function import PaimonBucketing
+
+    c = f"`{lake_catalog}`.`{flink_lake_db}`"
+    batch_env.execute_sql(f"""CREATE TABLE {c}.wallets (owner STRING NOT NULL, id BIGINT NOT NULL, amount INT,
+        PRIMARY KEY (owner, id) NOT ENFORCED) WITH ('bucket.num' = '4', 'bucket.key' = 'owner',
+        'table.datalake.enabled' = 'true')""").wait()
+
+    def owner(i: int) -> str:  # short (inline) and long (var part) BinaryRow strings
+        return f"owner-{i % 9}{'-long' * (i % 3)}"
+
+    values = ", ".join(f"('{owner(i)}', {i}, {i * 3})" for i in range(60))
+    batch_env.execute_sql(f"INSERT INTO {c}.wallets VALUES {values}").wait()  # refused if routed another way
+    path = TablePath(flink_lake_db, "wallets")
+    info = await flink_lake_conn.get_admin().get_table_info(path)
+    assert info.get_properties()["table.bucket.function"] == "paimon"
+    table = await flink_lake_conn.get_table(path)
+    held = 0
+    for b in range(4):  # every row sits in the bucket Paimon's function names
+        rows_of_b = await (await table.new_scan().create_bucket_batch_scanner(b)).to_arrow()
+        held += rows_of_b.num_rows
+        assert rows_of_b.num_rows == 0 or set(PaimonBucketing().bucket_ids(rows_of_b, [0], 4).tolist()) == {b}
+    assert held == 60
+    batch_env.execute_sql("""CREATE TEMPORARY VIEW wallet_probes AS
+        SELECT * FROM (VALUES ('owner-1-long', 10), ('owner-5-long-long', 5), ('owner-0', 0), ('nobody', 1))
+        AS v(owner, id)""").wait()
+    got = rows(batch_env, f"""SELECT p.owner, p.id, w.amount FROM (SELECT *, PROCTIME() AS pt FROM wallet_probes) AS p
+        LEFT JOIN {c}.wallets FOR SYSTEM_TIME AS OF p.pt AS w ON p.owner = w.owner AND p.id = w.id""")
+    assert sorted(got) == [("nobody", 1, None), ("owner-0", 0, 0), ("owner-1-long", 10, 30),
+                           ("owner-5-long-long", 5, 15)]
+    prefix = rows(batch_env, f"""SELECT p.owner, w.id FROM (SELECT *, PROCTIME() AS pt FROM wallet_probes) AS p
+        JOIN {c}.wallets FOR SYSTEM_TIME AS OF p.pt AS w ON p.owner = w.owner""")
+    probes = ("owner-1-long", "owner-5-long-long", "owner-0")
+    expected = {o: sorted(i for i in range(60) if owner(i) == o) for o in probes}
+    assert {o: sorted(i for po, i in prefix if po == o) for o in probes} == expected
+
+    await tier(flink_lake_conn, info)
+    lake = paimon_table(info.get_properties()["table.datalake.paimon.warehouse"], path)
+    for o in probes:  # pypaimon with a key filter (it prunes buckets by Paimon's function)
+        builder = lake.new_read_builder()
+        builder = builder.with_filter(builder.new_predicate_builder().equal("owner", o))
+        found = builder.new_read().to_arrow(builder.new_scan().plan().splits())
+        assert sorted(found.column("id").to_pylist()) == expected[o]
