@@ -33,9 +33,23 @@ def test_misspelled_table_option_is_refused_naming_it_and_the_closest_key():
 
 def test_documented_but_unimplemented_option_is_refused_as_not_supported_yet():
     for key, value in (("table.log.local-ttl", "1d"), ("table.auto-partition.enabled", "true"),
-                       ("table.kv.row.ttl", "1h"), ("table.datalake.auto-compaction", "true")):
+                       ("table.kv.row.ttl", "1h"), ("table.datalake.historical-partition.enabled", "true")):
         message = _refused({key: value})
         assert f"'{key}'" in message and "not supported yet" in message
+
+
+def test_lake_maintenance_options_are_typed_booleans():
+    assert validate_table_properties({"table.datalake.auto-compaction": "TRUE",
+                                      "table.datalake.auto-expire-snapshot": "false"}, "db.t", False) == {
+        "table.datalake.auto-compaction": True, "table.datalake.auto-expire-snapshot": False}
+    assert "'table.datalake.auto-compaction'" in _refused({"table.datalake.auto-compaction": "sometimes"})
+
+
+def test_bucket_function_and_paimon_options_are_declared():
+    assert validate_table_properties({"table.bucket.function": "paimon", "paimon.snapshot.num-retained.min": "2"},
+                                     "db.t", True) == {"table.bucket.function": "paimon",
+                                                       "paimon.snapshot.num-retained.min": "2"}
+    assert "'table.bucket.function'" in _refused({"table.bucket.function": "crc32"})
 
 
 @pytest.mark.parametrize(("key", "value", "mentions"), [

@@ -17,14 +17,8 @@ from typing import Any
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.partition import partition_spec_to_name
-        reg.properties.update(system_props)
-        check_metadata_size(f"table '{path}'", reg.comment, {**reg.properties, **reg.custom_properties},
-                            len(encode(reg)) + len(dumps(schema_json)))
-        # a lake-enabled table gets its lake table now (by the lake catalog's worker process), and the lake's
-        # catalog options as table properties
-        info = table_info_of(path, reg, schema_json)
-        if is_lake_enabled(info):
-            reg.properties.update(await self.lake.create_table(info))
+from fluss.lake.catalog import LakeCatalogProcess
+from fluss.lake.config import is_lake_enabled, system_table_properties
 from fluss.metadata import DatabaseDescriptor, ServerNode, TableBucket, TableDescriptor, TableInfo, TablePath
 from fluss.server.config import (
     DEFAULT_BUCKET_NUMBER,
@@ -263,8 +257,14 @@ class CoordinatorEventProcessor:
             properties=resolved.properties, custom_properties=resolved.custom_properties,
             created_time=ts, modified_time=ts)
         schema_json = resolved.get_schema().row_schema.to_json()
-from fluss.lake.catalog import LakeCatalogProcess
-from fluss.lake.config import is_lake_enabled, system_table_properties
+        reg.properties.update(system_props)
+        check_metadata_size(f"table '{path}'", reg.comment, {**reg.properties, **reg.custom_properties},
+                            len(encode(reg)) + len(dumps(schema_json)))
+        # a lake-enabled table gets its lake table now (by the lake catalog's worker process), and the lake's
+        # catalog options as table properties
+        info = table_info_of(path, reg, schema_json)
+        if is_lake_enabled(info):
+            reg.properties.update(await self.lake.create_table(info))
         assignment, leaders = None, {}
         if not resolved.partition_keys:
             assignment, leaders = self._new_assignment(table_id, table_id, reg.bucket_count, rf)
