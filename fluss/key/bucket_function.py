@@ -39,7 +39,7 @@ from fluss.key.bucketing import (
     murmur3_32_matrix,
 )
 from fluss.key.encoding import EncodedKeys, encode_key, encode_key_buffers
-from fluss.key.paimon_row import PAIMON_HASH_SEED, encode_binary_row, encode_binary_rows
+from fluss.key.paimon_row import PAIMON_HASH_SEED, RowGroup, binary_row_groups, encode_binary_row
 from fluss.types import DataType
 
 #: Table property naming the table's bucket function; set by the coordinator when the table is created.
@@ -87,8 +87,16 @@ class DefaultBucketing(BucketingFunction):
         return bucket_of(encode_key(values, types), num_buckets)
 
 
-def paimon_hashes(rows: EncodedKeys) -> np.ndarray:
-    """Paimon's ``BinaryRow.hashCode()`` of every encoded row, as signed 32-bit ints."""
+def paimon_hashes(rows: EncodedKeys | list[RowGroup]) -> np.ndarray:
+    """Paimon's ``BinaryRow.hashCode()`` of every encoded row (or row group), as signed 32-bit ints."""
+    if isinstance(rows, list):
+        if len(rows) == 1 and rows[0].rows is None:
+            return murmur3_32_matrix(rows[0].matrix, PAIMON_HASH_SEED).view(np.int32)
+        n = sum(len(g.rows) for g in rows)
+        hashes = np.empty(n, dtype=np.uint32)
+        for g in rows:
+            hashes[g.rows] = murmur3_32_matrix(g.matrix, PAIMON_HASH_SEED)
+        return hashes.view(np.int32)
     if rows.matrix is not None:
         hashes = murmur3_32_matrix(rows.matrix, PAIMON_HASH_SEED)
     else:
@@ -118,7 +126,7 @@ class PaimonBucketing(BucketingFunction):
         _check_num_buckets(num_buckets)
         if num_buckets == 1:
             return np.zeros(batch.num_rows, dtype=np.int32)
-        return paimon_buckets_of_hashes(paimon_hashes(encode_binary_rows(batch, column_indices, types)),
+        return paimon_buckets_of_hashes(paimon_hashes(binary_row_groups(batch, column_indices, types)),
                                         num_buckets)
 
     def bucket_of(self, values, types, num_buckets) -> int:

@@ -304,7 +304,7 @@ class _Field:
     var_width: int = 0  # non-compact decimal/timestamp: bytes every row reserves in the var part
     var: np.ndarray | None = None  # (n, var_width) uint8 of a non-compact decimal/timestamp
     slot_low: np.ndarray | None = None  # uint64 low 32 bits of the slot of such a field (length / nanos)
-    data: np.ndarray | None = None  # strings/bytes: the value bytes of every row, row after row (nulls empty)
+    data: np.ndarray | None = None  # strings/bytes: the array's value bytes (a view of its Arrow data buffer)
     starts: np.ndarray | None = None  # strings/bytes: start of each row's bytes in ``data``
     lengths: np.ndarray | None = None  # strings/bytes: byte length per row (0 for nulls)
 
@@ -401,123 +401,140 @@ def _field_of(arr: pa.Array | pa.ChunkedArray, t: DataType) -> _Field:
         offsets = np.frombuffer(arr.buffers()[1], dtype=np.int64 if large else np.int32, count=n + 1,
                                 offset=arr.offset * (8 if large else 4)).astype(np.int64)
         buf = arr.buffers()[2]
-        data = np.frombuffer(buf, dtype=np.uint8) if buf is not None else np.zeros(0, np.uint8)
-        starts = offsets[:-1]
+        # only the bytes of this (possibly sliced) array: a view, rebased so the first row starts at 0
+        data = (np.frombuffer(buf, dtype=np.uint8)[offsets[0]:offsets[-1]] if buf is not None
+                else np.zeros(0, np.uint8))
+        starts = offsets[:-1] - offsets[0]
         lengths = np.diff(offsets)
     if valid is not None:
         lengths = np.where(valid, lengths, 0)
     return _Field(valid, data=data, starts=starts, lengths=lengths)
 
 
-def _range_mask(starts: np.ndarray, lengths: np.ndarray, size: int) -> np.ndarray:
-    """Boolean mask of the union of the ascending, disjoint ranges [starts[i], starts[i] + lengths[i])."""
-    k = len(starts)
-    if k == 0:
-        return np.zeros(size, dtype=np.bool_)
-    ends = starts + lengths
-    counts = np.empty(2 * k + 1, dtype=np.int64)
-    counts[0] = starts[0]
-    counts[1::2] = lengths
-    counts[2:-1:2] = starts[1:] - ends[:-1]
-    counts[-1] = size - ends[-1]
-    pattern = np.zeros(2 * k + 1, dtype=np.bool_)
-    pattern[1::2] = True
-    return np.repeat(pattern, counts)
+@dataclass
+class RowGroup:
+    """Rows of one BinaryRow layout (the same variable-part sizes, so the same length): their positions in the
+    batch (None: every row, in order) and their rows as an (k, length) uint8 matrix."""
+
+    rows: np.ndarray | None
+    matrix: np.ndarray
 
 
-def _gather_ranges(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The bytes of every range ``data[starts[i]:starts[i] + lengths[i]]``, concatenated."""
-    total = int(lengths.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.uint8)
-    if len(starts) and (starts[1:] == starts[:-1] + lengths[:-1]).all():
-        return data[starts[0]:starts[0] + total]  # contiguous (the usual Arrow layout)
-    firsts = np.repeat(starts - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths)
-    return data[firsts + np.arange(total, dtype=np.int64)]
+def _as_le_bytes(values: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(values.astype("<u8")).view(np.uint8).reshape(-1, 8)
 
 
-def encode_binary_rows(batch: pa.RecordBatch | pa.Table, column_indices: Sequence[int],
-                       types: Sequence[DataType] | None = None) -> EncodedKeys:
-    """The BinaryRow of every row of ``batch`` over the given bucket-key columns (vectorised).
+def _pad_strings(f: _Field, pad: int) -> None:
+    """Appends ``pad`` zero bytes to a string field's bytes, so every ``pad``-byte window from a row start exists."""
+    padded = np.zeros(len(f.data) + pad, dtype=np.uint8)
+    padded[: len(f.data)] = f.data
+    f.data = padded
 
-    ``batch`` must hold the table schema's Arrow types; ``types`` defaults to the Fluss types of its fields.
-    """
+
+def _string_bytes(f: _Field, rows: np.ndarray | slice, width: int) -> np.ndarray:
+    """(k, width): each selected row's value bytes from its start, zeros after its length (``f.data`` padded)."""
+    starts, lengths = f.starts[rows], f.lengths[rows]
+    gathered = np.lib.stride_tricks.sliding_window_view(f.data, width)[starts]
+    return np.where(np.arange(width)[None, :] < lengths[:, None], gathered, 0).astype(np.uint8, copy=False)
+
+
+def _group_matrix(fields: list[_Field], rows: np.ndarray | None, var_sizes: list[int], n: int, header: int,
+                  fixed_width: int) -> np.ndarray:
+    """The BinaryRows of rows that share one layout (``var_sizes``: var-part bytes of each field)."""
+    select = slice(None) if rows is None else rows
+    k = n if rows is None else len(rows)
+    out = np.zeros((k, fixed_width + sum(var_sizes)), dtype=np.uint8)
+    cursor = fixed_width
+    for i, (f, size) in enumerate(zip(fields, var_sizes, strict=True)):
+        col = header + 8 * i
+        if f.valid is not None:
+            out[:, (i + HEADER_BITS) // 8] |= np.where(f.valid[select], 0, 1 << ((i + HEADER_BITS) % 8)).astype(
+                np.uint8)
+        if f.slot is not None:
+            out[:, col:col + 8] = f.slot[select]
+        elif f.var is not None:  # non-compact decimal / timestamp: offset << 32 | length or nanos
+            out[:, col:col + 8] = _as_le_bytes((np.uint64(cursor) << np.uint64(32)) | f.slot_low[select])
+            out[:, cursor:cursor + size] = f.var[select]
+        elif size == 0:  # strings of at most 7 bytes (or nulls) in this group: inline, last byte 0x80 | length
+            lengths = f.lengths[select]
+            out[:, col:col + MAX_INLINE_BYTES] = _string_bytes(f, select, MAX_INLINE_BYTES)
+            valid = np.ones(k, dtype=bool) if f.valid is None else f.valid[select]
+            out[:, col + 7] = np.where(valid, 0x80 | lengths, 0).astype(np.uint8)
+        else:  # longer strings of one padded size: var part, offset << 32 | length in the slot
+            lengths = f.lengths[select]
+            out[:, cursor:cursor + size] = _string_bytes(f, select, size)
+            out[:, col:col + 8] = _as_le_bytes((np.uint64(cursor) << np.uint64(32)) | lengths.astype(np.uint64))
+        cursor += size
+    return out
+
+
+def _layouts(var: np.ndarray) -> tuple[np.ndarray, np.ndarray | None, list[int]]:
+    """The distinct rows of ``var`` ((n, k) var-part sizes, multiples of 8), the row order that groups equal
+    layouts (None: a single layout) and each group's bounds in that order. A layout is one integer (mixed radix
+    over the fields' sizes), so grouping is a 1-D sort, and none at all when every row shares one layout."""
+    n = len(var)
+    units = var // 8
+    code = np.zeros(n, dtype=np.int64)
+    for j in range(units.shape[1]):
+        code = code * (int(units[:, j].max()) + 1) + units[:, j]
+    if n == 0 or (code == code[0]).all():
+        return var[:1], None, [0, n]
+    order = np.argsort(code, kind="stable")
+    ordered = code[order]
+    starts = np.concatenate(([0], np.flatnonzero(ordered[1:] != ordered[:-1]) + 1))
+    return var[order[starts]], order, [*starts.tolist(), n]
+
+
+def binary_row_groups(batch: pa.RecordBatch | pa.Table, column_indices: Sequence[int],
+                      types: Sequence[DataType] | None = None) -> list[RowGroup]:
+    """The BinaryRow of every row of ``batch`` over the given bucket-key columns (vectorised), as groups of
+    equal-length rows (one group when no string field decides the length; else one per distinct layout, which
+    is a handful for real keys). ``batch`` must hold the table schema's Arrow types; ``types`` defaults to the
+    Fluss types of its fields."""
     n = batch.num_rows
     if types is None:
         types = [type_of_field(batch.schema.field(i)) for i in column_indices]
     fields = [_field_of(batch.column(i), t) for i, t in zip(column_indices, types, strict=True)]
-    arity = len(fields)
-    header = null_bits_width(arity)
-    fixed_width = header + 8 * arity
-    strings = [f for f in fields if f.data is not None]
-    # var-part bytes of every field per row (strings only when longer than the inline limit)
-    var_sizes = []
-    for f in fields:
-        if f.data is not None:
-            var_sizes.append(np.where(f.lengths > MAX_INLINE_BYTES, (f.lengths + 7) & ~7, 0))
-        else:
-            var_sizes.append(f.var_width)
+    header = null_bits_width(len(fields))
+    fixed_width = header + 8 * len(fields)
+    strings = [i for i, f in enumerate(fields) if f.data is not None]
+    sizes = [f.var_width for f in fields]
+    if n == 0:
+        return [RowGroup(None, np.zeros((0, fixed_width + sum(sizes)), dtype=np.uint8))]
     if not strings:
-        length = fixed_width + sum(var_sizes)
-        return EncodedKeys(n, matrix=_assemble_matrix(fields, n, header, fixed_width, length))
-    row_lengths = np.full(n, fixed_width, dtype=np.int64)
-    for size in var_sizes:
-        row_lengths += size
+        return [RowGroup(None, _group_matrix(fields, None, sizes, n, header, fixed_width))]
+    var = np.stack([np.where(fields[i].lengths > MAX_INLINE_BYTES, (fields[i].lengths + 7) & ~7, 0)
+                    for i in strings], axis=1)
+    for i in strings:
+        _pad_strings(fields[i], max(int(var[:, strings.index(i)].max()), MAX_INLINE_BYTES))
+    layouts, order, bounds = _layouts(var)
+    groups = []
+    for g, layout in enumerate(layouts):
+        rows = None if order is None else order[bounds[g]:bounds[g + 1]]
+        group_sizes = list(sizes)
+        for j, i in enumerate(strings):
+            group_sizes[i] = int(layout[j])
+        groups.append(RowGroup(rows, _group_matrix(fields, rows, group_sizes, n, header, fixed_width)))
+    return groups
+
+
+def encode_binary_rows(batch: pa.RecordBatch | pa.Table, column_indices: Sequence[int],
+                       types: Sequence[DataType] | None = None) -> EncodedKeys:
+    """:func:`binary_row_groups` as the rows of ``batch`` in order (a matrix when they all have one length)."""
+    groups = binary_row_groups(batch, column_indices, types)
+    n = batch.num_rows
+    if len(groups) == 1:
+        return EncodedKeys(n, matrix=groups[0].matrix)
+    lengths = np.zeros(n, dtype=np.int64)
+    for g in groups:
+        lengths[g.rows] = g.matrix.shape[1]
     offsets = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(row_lengths, out=offsets[1:])
-    out = np.zeros(int(offsets[-1]), dtype=np.uint8)
-    row_starts = offsets[:-1]
-    var_cursor = np.full(n, fixed_width, dtype=np.int64)  # next var offset within the row
-    for i, (f, size) in enumerate(zip(fields, var_sizes, strict=True)):
-        slot_at = row_starts + header + 8 * i
-        if f.valid is not None:
-            null_rows = ~f.valid
-            out[row_starts[null_rows] + (i + HEADER_BITS) // 8] |= np.uint8(1 << ((i + HEADER_BITS) % 8))
-        if f.slot is not None:
-            out[slot_at[:, None] + np.arange(8)] = f.slot
-        elif f.var is not None:
-            slot = (var_cursor.astype(np.uint64) << np.uint64(32)) | f.slot_low
-            out[slot_at[:, None] + np.arange(8)] = slot.astype("<u8").view(np.uint8).reshape(n, 8)
-            out[(row_starts + var_cursor)[:, None] + np.arange(f.var_width)] = f.var
-        else:
-            _scatter_strings(out, f, slot_at, row_starts, var_cursor)
-        var_cursor += size
-    return EncodedKeys(n, data=out, offsets=offsets)
-
-
-def _scatter_strings(out: np.ndarray, f: _Field, slot_at: np.ndarray, row_starts: np.ndarray,
-                     var_cursor: np.ndarray) -> None:
-    """Writes a string/bytes field: short values inline in their slot (last slot byte 0x80 | length), long
-    ones in the var part (at ``var_cursor`` within the row) with offset << 32 | length in the slot."""
-    lengths = f.lengths
-    long = lengths > MAX_INLINE_BYTES
-    destinations = np.where(long, row_starts + var_cursor, slot_at)
-    content = _gather_ranges(f.data, f.starts, lengths)
-    if len(content):
-        out[_range_mask(destinations, lengths, len(out))] = content
-    short = ~long if f.valid is None else (~long & f.valid)
-    out[slot_at[short] + 7] = (0x80 | lengths[short]).astype(np.uint8)
-    if long.any():
-        slot = (var_cursor[long].astype(np.uint64) << np.uint64(32)) | lengths[long].astype(np.uint64)
-        out[slot_at[long][:, None] + np.arange(8)] = slot.astype("<u8").view(np.uint8).reshape(-1, 8)
-
-
-def _assemble_matrix(fields: list[_Field], n: int, header: int, fixed_width: int, length: int) -> np.ndarray:
-    """Rows of one length (no string fields): an (n, length) matrix filled column block by column block."""
-    out = np.zeros((n, length), dtype=np.uint8)
-    var_cursor = fixed_width
-    for i, f in enumerate(fields):
-        if f.valid is not None:
-            out[~f.valid, (i + HEADER_BITS) // 8] |= np.uint8(1 << ((i + HEADER_BITS) % 8))
-        col = header + 8 * i
-        if f.slot is not None:
-            out[:, col:col + 8] = f.slot
-        else:
-            slot = (np.uint64(var_cursor) << np.uint64(32)) | f.slot_low
-            out[:, col:col + 8] = slot.astype("<u8").view(np.uint8).reshape(n, 8)
-            out[:, var_cursor:var_cursor + f.var_width] = f.var
-            var_cursor += f.var_width
-    return out
+    np.cumsum(lengths, out=offsets[1:])
+    data = np.zeros(int(offsets[-1]), dtype=np.uint8)
+    for g in groups:
+        width = g.matrix.shape[1]
+        data[(offsets[g.rows][:, None] + np.arange(width)).reshape(-1)] = g.matrix.reshape(-1)
+    return EncodedKeys(n, data=data, offsets=offsets)
 
 
 def encode_binary_rows_list(batch: pa.RecordBatch | pa.Table, column_indices: Sequence[int]) -> list[bytes]:
@@ -528,6 +545,8 @@ def encode_binary_rows_list(batch: pa.RecordBatch | pa.Table, column_indices: Se
 __all__ = [
     "PAIMON_HASH_SEED",
     "encode_binary_row",
+    "RowGroup",
+    "binary_row_groups",
     "encode_binary_rows",
     "encode_binary_rows_list",
     "fixed_part_width",

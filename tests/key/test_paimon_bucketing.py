@@ -179,6 +179,7 @@ def test_vectorised_encoder_equals_scalar_on_random_rows(types):
     assert encode_binary_rows(batch.slice(33, 100), cols).to_list() == expected[33:133]
     buckets = PaimonBucketing().bucket_ids(batch, cols, 7).tolist()
     assert buckets == [paimon_bucket_of_row(r, 7) for r in expected]
+    assert PaimonBucketing().bucket_ids(batch.slice(33, 100), cols, 7).tolist() == buckets[33:133]
     table = pa.Table.from_batches([batch, batch])
     assert PaimonBucketing().bucket_ids(table, cols, 7).tolist() == buckets * 2
 
