@@ -20,6 +20,7 @@ from fluss.metadata import (
     Schema,
     ServerNode,
     TableBucket,
+    TableChange,
     TableDescriptor,
     TableInfo,
     TablePath,
@@ -33,6 +34,6 @@ __all__ = [
     "EARLIEST_OFFSET", "AppendWriter", "ChangeType", "Config", "DatabaseDescriptor", "DatabaseInfo", "ErrorCode",
     "FlussAdmin", "FlussConnection", "FlussError", "FlussTable", "LakeSnapshot", "LogScanner", "Lookuper", "OffsetSpec",
     "PartitionInfo", "PrefixLookuper", "RecordBatch", "ScanRecord", "ScanRecords", "Schema", "ServerNode",
-    "TableAppend", "TableBucket", "TableDescriptor", "TableInfo", "TableLookup", "TablePath", "TableScan", "TableStats",
+    "TableAppend", "TableBucket", "TableChange", "TableDescriptor", "TableInfo", "TableLookup", "TablePath", "TableScan", "TableStats",
     "TableUpsert", "UpsertWriter", "WriteResultHandle",
 ]

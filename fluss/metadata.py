@@ -179,6 +179,59 @@ class TableDescriptor:
                 f"bucket_count={self.bucket_count}, bucket_keys={self.bucket_keys})")
 
 
+class TableChange:
+    """One change of ``FlussAdmin.alter_table`` (Fluss's ``TableChange``): ``TableChange.set(key, value)`` sets a
+    table option (or a custom property), ``TableChange.reset(key)`` removes it so its default applies again."""
+
+    __slots__ = ("_kind", "_key", "_value")
+
+    SET = "set"
+    RESET = "reset"
+
+    def __init__(self, kind: str, key: str, value: str | None = None) -> None:
+        if kind not in (self.SET, self.RESET):
+            raise ValueError(f"unknown table change kind {kind!r}")
+        self._kind, self._key, self._value = kind, key, value
+
+    @staticmethod
+    def set(key: str, value: str) -> TableChange:
+        return TableChange(TableChange.SET, key, str(value))
+
+    @staticmethod
+    def reset(key: str) -> TableChange:
+        return TableChange(TableChange.RESET, key)
+
+    kind = property(lambda self: self._kind)
+    key = property(lambda self: self._key)
+    value = property(lambda self: self._value)
+
+    def to_pb(self) -> pb.TableChangePb:
+        if self._kind == self.SET:
+            return pb.TableChangePb(set_option=pb.SetOptionPb(key=self._key, value=self._value or ""))
+        return pb.TableChangePb(reset_option=pb.ResetOptionPb(key=self._key))
+
+    @classmethod
+    def from_pb(cls, msg: pb.TableChangePb) -> TableChange:
+        which = msg.WhichOneof("change")
+        if which == "set_option":
+            return cls(cls.SET, msg.set_option.key, msg.set_option.value)
+        if which == "reset_option":
+            return cls(cls.RESET, msg.reset_option.key)
+        raise FlussError("A table change must set or reset an option", ErrorCode.INVALID_ALTER_TABLE_EXCEPTION)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TableChange) and (self._kind, self._key, self._value) == (
+            other._kind, other._key, other._value)
+
+    def __hash__(self) -> int:
+        return hash((self._kind, self._key, self._value))
+
+    def __repr__(self) -> str:
+        if self._kind == self.SET:
+            return f"TableChange.set({self._key!r}, {self._value!r})"
+        return f"TableChange.reset({self._key!r})"
+
+
 class TableInfo:
     """A registered table: its id, schema id and resolved descriptor."""
 

@@ -21,6 +21,7 @@ from fluss.metadata import (
     PartitionInfo,
     ServerNode,
     TableBucket,
+    TableChange,
     TableDescriptor,
     TableInfo,
     TablePath,
@@ -62,6 +63,17 @@ class AdminCalls:
     async def drop_table(self, table_path: TablePath, ignore_if_not_exists: bool = False) -> None:
         await self._c.admin_call("DropTable", pb.DropTableRequest(table_path=table_path.to_pb(),
                                                                   ignore_if_not_exists=ignore_if_not_exists))
+        self._c.tables.pop(table_path, None)
+
+    async def alter_table(self, table_path: TablePath, table_changes: list[TableChange],
+                          ignore_if_not_exists: bool = False) -> None:
+        """Changes options of a live table (Fluss's ``Admin.alterTable``): ``TableChange.set(key, value)`` /
+        ``TableChange.reset(key)``, applied in order, all or nothing. Only the options Fluss allows to change on a
+        live table (``table.log.ttl``, ``table.datalake.enabled``, ``table.datalake.freshness``, ...) and custom
+        properties can be changed; any other table option is refused naming it (INVALID_ALTER_TABLE_EXCEPTION)."""
+        await self._c.admin_call("AlterTable", pb.AlterTableRequest(
+            table_path=table_path.to_pb(), changes=[c.to_pb() for c in table_changes],
+            ignore_if_not_exists=ignore_if_not_exists))
         self._c.tables.pop(table_path, None)
 
     async def get_table_info(self, table_path: TablePath) -> TableInfo:
@@ -199,7 +211,7 @@ class AdminCalls:
 
 PUBLIC_METHODS = [
     "create_database", "drop_database", "list_databases", "database_exists", "get_database_info", "create_table",
-    "drop_table", "get_table_info", "list_tables", "table_exists", "create_partition", "drop_partition",
+    "drop_table", "alter_table", "get_table_info", "list_tables", "table_exists", "create_partition", "drop_partition",
     "list_partition_infos", "get_server_nodes", "list_offsets", "list_partition_offsets", "get_latest_lake_snapshot",
     "get_table_stats", "list_lake_tables", "commit_lake_snapshot",
 ]

@@ -287,6 +287,44 @@ class DropTableResponse(_message.Message):
     error: ErrorInfo
     def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
 
+class SetOptionPb(_message.Message):
+    __slots__ = ("key", "value")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value: str
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+
+class ResetOptionPb(_message.Message):
+    __slots__ = ("key",)
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    def __init__(self, key: _Optional[str] = ...) -> None: ...
+
+class TableChangePb(_message.Message):
+    __slots__ = ("set_option", "reset_option")
+    SET_OPTION_FIELD_NUMBER: _ClassVar[int]
+    RESET_OPTION_FIELD_NUMBER: _ClassVar[int]
+    set_option: SetOptionPb
+    reset_option: ResetOptionPb
+    def __init__(self, set_option: _Optional[_Union[SetOptionPb, _Mapping]] = ..., reset_option: _Optional[_Union[ResetOptionPb, _Mapping]] = ...) -> None: ...
+
+class AlterTableRequest(_message.Message):
+    __slots__ = ("table_path", "changes", "ignore_if_not_exists")
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    IGNORE_IF_NOT_EXISTS_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    changes: _containers.RepeatedCompositeFieldContainer[TableChangePb]
+    ignore_if_not_exists: bool
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., changes: _Optional[_Iterable[_Union[TableChangePb, _Mapping]]] = ..., ignore_if_not_exists: bool = ...) -> None: ...
+
+class AlterTableResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
 class GetTableInfoRequest(_message.Message):
     __slots__ = ("table_path",)
     TABLE_PATH_FIELD_NUMBER: _ClassVar[int]

@@ -74,6 +74,11 @@ class AdminServiceStub(object):
                 request_serializer=fluss__api__pb2.DropTableRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.DropTableResponse.FromString,
                 _registered_method=True)
+        self.AlterTable = channel.unary_unary(
+                '/fluss.rpc.AdminService/AlterTable',
+                request_serializer=fluss__api__pb2.AlterTableRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.AlterTableResponse.FromString,
+                _registered_method=True)
         self.GetTableInfo = channel.unary_unary(
                 '/fluss.rpc.AdminService/GetTableInfo',
                 request_serializer=fluss__api__pb2.GetTableInfoRequest.SerializeToString,
@@ -181,6 +186,12 @@ class AdminServiceServicer(object):
         raise NotImplementedError('Method not implemented!')
 
     def DropTable(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def AlterTable(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -301,6 +312,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.DropTable,
                     request_deserializer=fluss__api__pb2.DropTableRequest.FromString,
                     response_serializer=fluss__api__pb2.DropTableResponse.SerializeToString,
+            ),
+            'AlterTable': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterTable,
+                    request_deserializer=fluss__api__pb2.AlterTableRequest.FromString,
+                    response_serializer=fluss__api__pb2.AlterTableResponse.SerializeToString,
             ),
             'GetTableInfo': grpc.unary_unary_rpc_method_handler(
                     servicer.GetTableInfo,
@@ -557,6 +573,33 @@ class AdminService(object):
             '/fluss.rpc.AdminService/DropTable',
             fluss__api__pb2.DropTableRequest.SerializeToString,
             fluss__api__pb2.DropTableResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterTable(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/AlterTable',
+            fluss__api__pb2.AlterTableRequest.SerializeToString,
+            fluss__api__pb2.AlterTableResponse.FromString,
             options,
             channel_credentials,
             insecure,

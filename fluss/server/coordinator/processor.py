@@ -19,7 +19,15 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.key.partition import partition_spec_to_name
 from fluss.lake.catalog import LakeCatalogProcess
 from fluss.lake.config import is_lake_enabled, system_table_properties
-from fluss.metadata import DatabaseDescriptor, ServerNode, TableBucket, TableDescriptor, TableInfo, TablePath
+from fluss.metadata import (
+    DatabaseDescriptor,
+    ServerNode,
+    TableBucket,
+    TableChange,
+    TableDescriptor,
+    TableInfo,
+    TablePath,
+)
 from fluss.server.config import (
     DEFAULT_BUCKET_NUMBER,
     DEFAULT_REPLICATION_FACTOR,
@@ -28,6 +36,7 @@ from fluss.server.config import (
     REMOTE_DATA_DIR,
     ServerConfig,
 )
+from fluss.server.coordinator.alter import apply_option_changes
 from fluss.server.coordinator.assignment import assign_replicas
 from fluss.server.coordinator.context import (
     CoordinatorContext,
@@ -56,7 +65,7 @@ from fluss.server.zk.data import (
     dumps,
     encode,
 )
-from fluss.table_options import REPLICATION_FACTOR
+from fluss.table_options import DATALAKE_ENABLED, REPLICATION_FACTOR
 
 log = logging.getLogger(__name__)
 
@@ -274,6 +283,41 @@ class CoordinatorEventProcessor:
         if assignment is not None:
             self._register_buckets(table_id, -1, assignment, leaders)
         log.info("created table %s (id %d, %d buckets, rf %d)", path, table_id, reg.bucket_count, rf)
+
+    async def alter_table(self, path: TablePath, changes: list[TableChange], ignore_if_not_exists: bool) -> None:
+        await self.submit(self._alter_table, path, changes, ignore_if_not_exists)
+
+    async def _alter_table(self, path: TablePath, changes: list[TableChange], ignore_if_not_exists: bool) -> None:
+        """Applies option changes (``alter.py``), records them in ZooKeeper, then tells every server hosting a
+        bucket of the table, so retention and the other per-table settings change without a restart. A table
+        that becomes lake-enabled gets its lake table first (as at CREATE TABLE)."""
+        info = self.ctx.tables.get(path)
+        if info is None:
+            if ignore_if_not_exists:
+                return
+            raise FlussError(f"Table '{path}' does not exist", ErrorCode.TABLE_NOT_EXIST)
+        altered = apply_option_changes(info, changes)
+        got = await self._zk(self.zk.get_table, path.database_name, path.table_name)
+        if got is None:
+            raise FlussError(f"Table '{path}' does not exist", ErrorCode.TABLE_NOT_EXIST)
+        reg, schema_json = got
+        reg.properties, reg.custom_properties, reg.modified_time = altered.properties, altered.custom_properties, now_ms()
+        new_info = table_info_of(path, reg, schema_json)
+        if altered.changed(DATALAKE_ENABLED) and is_lake_enabled(new_info):
+            reg.properties.update(await self.lake.create_table(new_info))
+            new_info = table_info_of(path, reg, schema_json)
+        check_metadata_size(f"table '{path}'", reg.comment, {**reg.properties, **reg.custom_properties},
+                            len(encode(reg)) + len(dumps(schema_json)))
+        await self._zk(self.zk.set_table, path.database_name, path.table_name, reg)
+        self.ctx.add_table(new_info)
+        by_server: dict[int, list[TableBucket]] = {}
+        for tb in self.ctx.leaders:
+            if tb.table_id == info.table_id:
+                for sid in self.ctx.replicas(tb):
+                    by_server.setdefault(sid, []).append(tb)
+        for sid, tbs in by_server.items():
+            self.notifier.leader_and_isr(sid, sorted(tbs))
+        log.info("altered table %s: %s", path, ", ".join(map(repr, changes)))
 
     def _replication_factor(self, desc: TableDescriptor) -> int:
         rf = REPLICATION_FACTOR.value_of(desc.properties) or self.config.get_int(DEFAULT_REPLICATION_FACTOR)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fluss.errors import ErrorCode, FlussError
-from fluss.metadata import DatabaseDescriptor, TableBucket, TableDescriptor, TablePath
+from fluss.metadata import DatabaseDescriptor, TableBucket, TableChange, TableDescriptor, TablePath
 from fluss.rpc.errors import OK, error_info
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
@@ -85,6 +85,12 @@ class AdminServicer(rpc.AdminServiceServicer):
     async def DropTable(self, request, context):
         await self.p.drop_table(TablePath.from_pb(request.table_path), request.ignore_if_not_exists)
         return pb.DropTableResponse(error=OK)
+
+    @_guard(pb.AlterTableResponse)
+    async def AlterTable(self, request, context):
+        changes = [TableChange.from_pb(c) for c in request.changes]
+        await self.p.alter_table(TablePath.from_pb(request.table_path), changes, request.ignore_if_not_exists)
+        return pb.AlterTableResponse(error=OK)
 
     @_guard(pb.GetTableInfoResponse)
     async def GetTableInfo(self, request, context):

@@ -124,7 +124,11 @@ class ReplicaManager:
             names = {p.partition_id: p.partition_name for p in req.partition_infos}
             refused = {}
             confirmed = {TableBucket(b.table_id, b.bucket_id, b.partition_id): b for b in req.buckets}
-        self.tables.update(tables)
+        for info in tables.values():
+            known = self.tables.get(info.table_id)
+            self.tables[info.table_id] = info
+            if known is not None and known.get_properties() != info.get_properties():
+                self._table_altered(info)  # ALTER TABLE: the replicas take the new options live
         self.partition_names.update(names)
         results = []
         for b in req.buckets:
@@ -141,6 +145,13 @@ class ReplicaManager:
             results.append(pb.NotifyLeaderAndIsrResultPb(table_id=b.table_id, partition_id=b.partition_id,
                                                           bucket_id=b.bucket_id, error=err))
         return results
+
+    def _table_altered(self, info: TableInfo) -> None:
+        """An ALTER TABLE reached this server: every replica of the table takes the new settings now."""
+        for tb, replica in list(self.replicas.items()):
+            if tb.table_id == info.table_id:
+                replica.update_table(info)
+        log.info("table %s (id %d) altered: replicas updated", info.table_path, info.table_id)
 
     async def _apply_one(self, tb: TableBucket, b: pb.LeaderAndIsrPb) -> None:
         if self.server_id not in b.replicas:

@@ -16,7 +16,7 @@ import logging
 import shutil
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from fluss.errors import ErrorCode, FlussError
@@ -86,6 +86,12 @@ class Replica:
         self._joins_held_until: dict[int, int] = {}  # follower -> ms: no ISR join request on its fetches before
         self.routing = BucketRouting(table)  # checks that written rows belong to this bucket
         self._lock = threading.Lock()
+
+    def update_table(self, table: TableInfo) -> None:
+        """Takes a live table's new settings (ALTER TABLE): the retention of its log (``table.log.ttl``)."""
+        self.table = table
+        self.log_config = replace(self.log_config, ttl_ms=LOG_TTL.value_of(table.get_properties()))
+        self.log.config = self.log_config
 
     @property
     def is_leader(self) -> bool:

@@ -258,6 +258,16 @@ class ZooKeeperClient:
             return None
         return reg, loads(schema_data)
 
+    def set_table(self, db: str, table: str, reg: TableRegistration) -> None:
+        """Replaces a table's registration (ALTER TABLE: its properties and modification time)."""
+        try:
+            self._zk.set(paths.table(db, table), encode(reg))
+        except NoNodeError:
+            raise FlussError(f"Table '{db}.{table}' does not exist", ErrorCode.TABLE_NOT_EXIST) from None
+        except KazooException as e:
+            raise FlussError(f"Cannot update table {db}.{table}: ZooKeeper failed ({type(e).__name__})",
+                             ErrorCode.UNKNOWN_SERVER_ERROR) from e
+
     def delete_table(self, db: str, table: str, table_id: int, partition_ids: list[int]) -> None:
         """Removes the table's metadata node first (so it is gone for clients), then its assignments."""
         try:

@@ -1,0 +1,94 @@
+"""ALTER TABLE ... SET / RESET: which keys a live table may change, and its properties after the change.
+
+The coordinator applies a request's changes in order to a copy of the table's properties; the request is all or
+nothing (one refused change refuses them all, nothing is stored). Rules, each failure naming the key and the table:
+
+* a **table option** (a key of the table-option registry's namespace: ``table.*``, ``bucket.*``, ...) must be
+  known (else the closest known key is named), implemented, and declared ``alterable`` in ``fluss.table_options``
+  (``table.log.ttl``, ``table.datalake.enabled``, ``table.datalake.freshness``, ...); SET parses the value with the
+  option's type and bounds and stores it as a table property, RESET removes the property so the default applies;
+* ``bootstrap.servers`` and ``connector`` are refused: they belong to the Flink session, not to the table;
+* a **connector option** (``scan.*``, ``lookup.*``, ``sink.*``, ``client.*``) must be known to the connector
+  registry and its value valid; like any other key it is stored as a *custom property*, which the servers never
+  read and the Flink connector uses as the table's default (as at CREATE TABLE);
+* any other key is a custom property (a user's own key).
+
+Setting a key to the value it has, or resetting a key that is not set, is allowed and changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.metadata import TableChange, TableInfo
+from fluss.options import Option
+from fluss.table_options import CONNECTOR_OPTIONS, TABLE_OPTIONS
+
+#: Keys an ALTER TABLE never stores (they say where the table is, not what it is).
+SESSION_KEYS = ("bootstrap.servers", "connector")
+
+
+def alter_error(message: str) -> FlussError:
+    return FlussError(message, ErrorCode.INVALID_ALTER_TABLE_EXCEPTION)
+
+
+@dataclass
+class AlteredProperties:
+    """A table's properties after an ALTER, and the table-option keys whose value changed."""
+
+    properties: dict[str, str]
+    custom_properties: dict[str, str]
+    changed_options: set[str] = field(default_factory=set)
+
+    def changed(self, option: Option) -> bool:
+        return option.key in self.changed_options
+
+
+def alterable_option_keys() -> list[str]:
+    return sorted(o.key for o in TABLE_OPTIONS if o.alterable and o.implemented)
+
+
+def _table_option(key: str, where: str) -> Option:
+    option = TABLE_OPTIONS.resolve(key, where)  # unknown (closest named) or not implemented: refused
+    if not option.alterable:
+        raise alter_error(f"Table option '{key}' of {where} cannot be changed on a live table; the options that "
+                          f"can: {', '.join(alterable_option_keys())}")
+    return option
+
+
+def apply_option_changes(info: TableInfo, changes: list[TableChange]) -> AlteredProperties:
+    """The properties of ``info`` after ``changes`` (see the module docstring); raises on the first refused one."""
+    where = f"table '{info.table_path}'"
+    if not changes:
+        raise alter_error(f"ALTER TABLE of {where} has no changes")
+    props = info.get_properties()
+    custom = info.get_custom_properties()
+    before = dict(props)
+    for change in changes:
+        key = change.key.strip() if change.key else ""
+        if not key:
+            raise alter_error(f"ALTER TABLE of {where}: an option key is empty")
+        if key in SESSION_KEYS:
+            raise alter_error(f"'{key}' of {where} cannot be set or reset: it belongs to the client session, "
+                              "not to the table")
+        if TABLE_OPTIONS.owns(key):
+            option = _table_option(key, where)
+            if change.kind == TableChange.SET:
+                option.parse(change.value, where)  # raises INVALID_CONFIG_EXCEPTION naming the key
+                props[key] = str(change.value).strip()
+            else:
+                props.pop(key, None)
+            continue
+        if CONNECTOR_OPTIONS.owns(key):
+            connector_option = CONNECTOR_OPTIONS.get(key)
+            if connector_option is None:
+                raise FlussError(CONNECTOR_OPTIONS.unknown_key_message(key, where), ErrorCode.INVALID_CONFIG_EXCEPTION)
+            if change.kind == TableChange.SET:
+                connector_option.parse(change.value, where)
+        if change.kind == TableChange.SET:
+            custom[key] = str(change.value)
+        else:
+            custom.pop(key, None)
+    changed = {k for k in set(before) | set(props) if before.get(k) != props.get(k)}
+    return AlteredProperties(props, custom, changed)

@@ -1,0 +1,79 @@
+"""ALTER TABLE on a live table of the lake cluster: the servers apply the change without a restart (retention
+follows a new ``table.log.ttl``), and the tiering job's scheduler picks up a table that became lake-enabled (its
+Paimon table is created by the ALTER) and follows a new ``table.datalake.freshness``."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from lake_helpers import EVENTS, append, create, events, ids, paimon_rows, paimon_table, tier
+
+from fluss import OffsetSpec, TableChange, TablePath
+from fluss.lake.snapshot import list_lake_tables
+from fluss.lake.union_read import union_read
+from tiering_job.job import due_tasks
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+NO_LAKE = {"table.datalake.enabled": "false"}
+
+
+async def _earliest(admin, path: TablePath) -> int:
+    return (await admin.list_offsets(path, [0], OffsetSpec.earliest()))[0]
+
+
+async def test_a_shorter_ttl_applies_to_the_live_log(lake_conn, lake_db):
+    path = TablePath(lake_db, "ttl_live")
+    await create(lake_conn, path, EVENTS, buckets=1, **NO_LAKE)  # table.log.ttl: the 7d default
+    for start in range(0, 600, 60):
+        await append(lake_conn, path, events(start, 60))  # 8kb segments: several roll
+    admin = lake_conn.get_admin()
+    await asyncio.sleep(1.2)  # retention runs every 500 ms: with 7d nothing expires
+    assert await _earliest(admin, path) == 0
+
+    await admin.alter_table(path, [TableChange.set("table.log.ttl", "1s")])
+    await append(lake_conn, path, events(600, 60))
+    deadline = time.monotonic() + 20
+    while await _earliest(admin, path) == 0:
+        assert time.monotonic() < deadline, "retention never used the altered table.log.ttl"
+        await asyncio.sleep(0.3)
+
+    await admin.alter_table(path, [TableChange.reset("table.log.ttl")])  # back to 7d: nothing more expires
+    kept = await _earliest(admin, path)
+    await append(lake_conn, path, events(660, 60))
+    await asyncio.sleep(1.5)
+    assert await _earliest(admin, path) == kept
+
+
+async def test_enabling_the_lake_creates_the_lake_table_and_the_tiering_job_picks_it_up(lake_conn, lake_db,
+                                                                                        warehouse):
+    path = TablePath(lake_db, "late_lake")
+    info = await create(lake_conn, path, EVENTS, buckets=2, **{**NO_LAKE, "bucket.key": "id"})
+    await append(lake_conn, path, events(0, 80))
+    assert info.table_id not in [i.table_id for i, _ in await list_lake_tables(lake_conn)]
+    assert info.table_id not in [t["table_id"] for t in await due_tasks(lake_conn, force=False)]
+
+    admin = lake_conn.get_admin()
+    await admin.alter_table(path, [TableChange.set("table.datalake.enabled", "true")])
+    info = await admin.get_table_info(path)
+    assert info.get_properties()["table.datalake.format"] == "paimon"
+    assert info.get_properties()["table.datalake.paimon.warehouse"] == warehouse
+    assert [f.name for f in paimon_table(warehouse, path).table_schema.fields] == EVENTS.names
+    assert info.table_id in [t["table_id"] for t in await due_tasks(lake_conn, force=False)]
+
+    result = await tier(lake_conn, info)  # what the job's operator runs for the task
+    assert result.rows == 80
+    assert ids(paimon_rows(paimon_table(warehouse, path))) == list(range(80))
+    await append(lake_conn, path, events(80, 20))
+    assert ids(await union_read(lake_conn, path)) == list(range(100))
+
+    # freshness: with 1h the table is not due again; with 1ms it is
+    await admin.alter_table(path, [TableChange.set("table.datalake.freshness", "1h")])
+    assert info.table_id not in [t["table_id"] for t in await due_tasks(lake_conn, force=False)]
+    await admin.alter_table(path, [TableChange.set("table.datalake.freshness", "1ms")])
+    assert info.table_id in [t["table_id"] for t in await due_tasks(lake_conn, force=False)]
+
+    await admin.alter_table(path, [TableChange.reset("table.datalake.enabled")])
+    assert info.table_id not in [i.table_id for i, _ in await list_lake_tables(lake_conn)]
