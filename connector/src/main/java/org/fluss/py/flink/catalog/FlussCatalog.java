@@ -10,6 +10,7 @@ import org.apache.flink.table.catalog.CatalogPartitionImpl;
 import org.apache.flink.table.catalog.CatalogPartitionSpec;
 import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.flink.table.catalog.ResolvedCatalogTable;
+import org.apache.flink.table.catalog.TableChange;
 import org.apache.flink.table.catalog.exceptions.CatalogException;
 import org.apache.flink.table.catalog.exceptions.DatabaseAlreadyExistException;
 import org.apache.flink.table.catalog.exceptions.DatabaseNotEmptyException;
@@ -29,6 +30,7 @@ import org.fluss.py.flink.client.FlussRpcException;
 import org.fluss.py.flink.client.TablePath;
 import org.fluss.py.flink.lake.LakeConfig;
 import org.fluss.py.flink.table.FlussDynamicTableFactory;
+import org.fluss.py.rpc.AlterTableRequest;
 import org.fluss.py.rpc.CreateDatabaseRequest;
 import org.fluss.py.rpc.CreatePartitionRequest;
 import org.fluss.py.rpc.CreateTableRequest;
@@ -45,6 +47,9 @@ import org.fluss.py.rpc.ListPartitionInfosResponse;
 import org.fluss.py.rpc.ListTablesRequest;
 import org.fluss.py.rpc.ListTablesResponse;
 import org.fluss.py.rpc.PartitionInfoPb;
+import org.fluss.py.rpc.ResetOptionPb;
+import org.fluss.py.rpc.SetOptionPb;
+import org.fluss.py.rpc.TableChangePb;
 import org.fluss.py.rpc.TableExistsRequest;
 import org.fluss.py.rpc.TableInfoPb;
 
@@ -286,9 +291,77 @@ public class FlussCatalog extends AbstractCatalog {
         check(r.getError(), "Create table " + p.getFullName());
     }
 
+    /**
+     * A whole new table definition (the older catalog API): the option differences from the stored table become
+     * SET / RESET changes; anything else must go through {@code ALTER TABLE ... SET / RESET}.
+     */
     @Override
-    public void alterTable(ObjectPath p, CatalogBaseTable newTable, boolean ignoreIfNotExists) {
-        throw new UnsupportedOperationException("ALTER TABLE is not supported by the Fluss catalog yet");
+    public void alterTable(ObjectPath p, CatalogBaseTable newTable, boolean ignoreIfNotExists)
+            throws TableNotExistException {
+        Map<String, String> old;
+        try {
+            old = getTable(p).getOptions();
+        } catch (TableNotExistException e) {
+            if (ignoreIfNotExists) {
+                return;
+            }
+            throw e;
+        }
+        List<TableChange> changes = new ArrayList<>();
+        Map<String, String> now = newTable.getOptions();
+        for (Map.Entry<String, String> e : now.entrySet()) {
+            if (!e.getValue().equals(old.get(e.getKey()))) {
+                changes.add(TableChange.set(e.getKey(), e.getValue()));
+            }
+        }
+        for (String key : old.keySet()) {
+            if (!now.containsKey(key)) {
+                changes.add(TableChange.reset(key));
+            }
+        }
+        alterTable(p, newTable, changes, ignoreIfNotExists);
+    }
+
+    /**
+     * {@code ALTER TABLE t SET ('k' = 'v')} and {@code RESET ('k')}: sent to the coordinator as one AlterTable
+     * request (all or nothing), which accepts the table options Fluss allows to change on a live table and
+     * keeps connector options as custom properties; every other kind of change is refused here, naming it.
+     */
+    @Override
+    public void alterTable(ObjectPath p, CatalogBaseTable newTable, List<TableChange> tableChanges,
+                           boolean ignoreIfNotExists) throws TableNotExistException {
+        AlterTableRequest.Builder request = AlterTableRequest.newBuilder().setTablePath(path(p).toPb())
+                .setIgnoreIfNotExists(ignoreIfNotExists);
+        for (TableChange change : tableChanges) {
+            if (change instanceof TableChange.SetOption) {
+                TableChange.SetOption set = (TableChange.SetOption) change;
+                request.addChanges(TableChangePb.newBuilder().setSetOption(
+                        SetOptionPb.newBuilder().setKey(set.getKey()).setValue(set.getValue())));
+            } else if (change instanceof TableChange.ResetOption) {
+                request.addChanges(TableChangePb.newBuilder().setResetOption(
+                        ResetOptionPb.newBuilder().setKey(((TableChange.ResetOption) change).getKey())));
+            } else {
+                throw new CatalogException("ALTER TABLE " + p.getFullName() + ": '" + describe(change)
+                        + "' is not supported by Fluss tables yet (supported: SET (...) and RESET (...) of "
+                        + "table options)");
+            }
+        }
+        if (request.getChangesCount() == 0) {
+            return;
+        }
+        var r = admin(a -> a.alterTable(request.build()), "AlterTable");
+        if (r.getError().getCode() == FlussRpcException.TABLE_NOT_EXIST) {
+            throw new TableNotExistException(getName(), p);
+        }
+        check(r.getError(), "Alter table " + p.getFullName());
+    }
+
+    private static String describe(TableChange change) {
+        try {
+            return change.toString().trim();
+        } catch (RuntimeException e) {
+            return change.getClass().getSimpleName();
+        }
     }
 
     // ------------------------------------------------------------------ partitions
