@@ -32,7 +32,6 @@ _S, _I, _L, _B = OptionType.STRING, OptionType.INT, OptionType.LONG, OptionType.
 _DUR, _MEM, _ENUM = OptionType.DURATION, OptionType.MEMORY_SIZE, OptionType.ENUM
 
 REMOTE_LOG = "remote log storage (issue #15)"
-TABLE_EVOLUTION = "ALTER TABLE and auto-partitioning (issue #16)"
 LATER = "not planned yet"
 
 # ---------------------------------------------------------------- distribution
@@ -105,21 +104,20 @@ AUTO_INC_BATCH_SIZE = Option("table.auto-inc.batch-size", _L, "100000", "Auto-in
 # ---------------------------------------------------------------- partitions
 
 AUTO_PARTITION_ENABLED = Option("table.auto-partition.enabled", _B, "false", "Create and drop time partitions "
-                                "automatically.", implemented=False, planned=TABLE_EVOLUTION)
+                                "automatically.")
 AUTO_PARTITION_KEY = Option("table.auto-partition.key", _S, None, "The time partition key when a table has "
-                            "several partition keys.", implemented=False, planned=TABLE_EVOLUTION)
+                            "several partition keys.")
 AUTO_PARTITION_TIME_UNIT = Option("table.auto-partition.time-unit", _ENUM, "DAY", "Granularity of automatic "
-                                  "partitions.", values=("HOUR", "DAY", "MONTH", "QUARTER", "YEAR"),
-                                  implemented=False, planned=TABLE_EVOLUTION)
+                                  "partitions.", values=("HOUR", "DAY", "MONTH", "QUARTER", "YEAR"))
 AUTO_PARTITION_TIME_FORMAT = Option("table.auto-partition.time-format", _S, None, "Pattern of automatic partition "
-                                    "names (default from the time unit).", implemented=False,
-                                    planned=TABLE_EVOLUTION)
-AUTO_PARTITION_NUM_PRECREATE = Option("table.auto-partition.num-precreate", _I, "2", "Future partitions created "
-                                      "ahead.", min=0, alterable=True, implemented=False, planned=TABLE_EVOLUTION)
+                                    "names (default from the time unit).", implemented=False, planned=LATER)
+AUTO_PARTITION_NUM_PRECREATE = Option("table.auto-partition.num-precreate", _I, "2", "Partitions created ahead, "
+                                      "the current one included (0 with several partition keys).", min=0,
+                                      alterable=True)
 AUTO_PARTITION_NUM_RETENTION = Option("table.auto-partition.num-retention", _I, "7", "Past partitions kept.",
-                                      min=0, alterable=True, implemented=False, planned=TABLE_EVOLUTION)
+                                      min=0, alterable=True)
 AUTO_PARTITION_TIME_ZONE = Option("table.auto-partition.time-zone", _S, None, "Time zone of automatic partitions "
-                                  "(default: the system's).", implemented=False, planned=TABLE_EVOLUTION)
+                                  "(default: the coordinator's).")
 
 # ---------------------------------------------------------------- lake
 

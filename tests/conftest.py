@@ -15,6 +15,7 @@ SHARED_SERVER_CONFIG = {
     "log.retention.check-interval": "1s",
     "max.bucket.num": "64",
     "metrics.reporters": "prometheus",  # each server on a free port of its own (the dashboard tests read them)
+    "auto-partition.check.interval": "1s",  # auto-partitioned tables' expired partitions go within seconds
 }
 
 

@@ -100,8 +100,8 @@ SERVER_OPTIONS = OptionRegistry("server option", [
     Option("datalake.paimon.*", _S, None, "Paimon catalog options of the lake (warehouse, metastore, ...)."),
     _later(REMOTE_LOG_TASK_INTERVAL, _DUR, "1min", "How often log segments are copied to remote storage.",
            "remote log storage (issue #15)"),
-    _later(AUTO_PARTITION_CHECK_INTERVAL, _DUR, "10min", "How often automatic partitions are created and dropped.",
-           "auto-partitioning (issue #16)"),
+    Option(AUTO_PARTITION_CHECK_INTERVAL, _DUR, "10min", "How often automatic partitions are created and dropped.",
+           min=1),
     Option(METRICS_REPORTERS, _S, None, "Metric reporters to start (prometheus); unset: metrics are kept but not "
            "exported."),
     Option(METRICS_PROMETHEUS_PORT, _S, "9249", "Port, or range like 9250-9260, of the Prometheus endpoint (the "

@@ -1,18 +1,21 @@
 """ALTER TABLE on a live table of the lake cluster: the servers apply the change without a restart (retention
-follows a new ``table.log.ttl``), and the tiering job's scheduler picks up a table that became lake-enabled (its
-Paimon table is created by the ALTER) and follows a new ``table.datalake.freshness``."""
+follows a new ``table.log.ttl``), the tiering job's scheduler picks up a table that became lake-enabled (its
+Paimon table is created by the ALTER) and follows a new ``table.datalake.freshness``; a partition dropped by
+auto-partitioning stays readable from the lake."""
 
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import time
 
+import pyarrow as pa
 import pytest
 from lake_helpers import EVENTS, append, create, events, ids, paimon_rows, paimon_table, tier
 
 from fluss import OffsetSpec, TableChange, TablePath
 from fluss.lake.snapshot import list_lake_tables
-from fluss.lake.union_read import union_read
+from fluss.lake.union_read import read_lake, union_read
 from tiering_job.job import due_tasks
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -77,3 +80,22 @@ async def test_enabling_the_lake_creates_the_lake_table_and_the_tiering_job_pick
 
     await admin.alter_table(path, [TableChange.reset("table.datalake.enabled")])
     assert info.table_id not in [i.table_id for i, _ in await list_lake_tables(lake_conn)]
+
+
+async def test_expired_partition_of_a_lake_table_stays_readable_through_union_read(lake_conn, lake_db):
+    schema = EVENTS.append(pa.field("d", pa.string()))
+    path = TablePath(lake_db, "daily_lake")
+    info = await create(lake_conn, path, schema, buckets=1, partition_keys=["d"], **{
+        "table.auto-partition.enabled": "true", "table.auto-partition.time-zone": "UTC",
+        "table.auto-partition.num-retention": "7"})
+    admin = lake_conn.get_admin()
+    today = dt.datetime.now(dt.UTC).strftime("%Y%m%d")
+    await admin.create_partition(path, {"d": "20200101"})
+    await append(lake_conn, path, events(0, 30).append_column("d", pa.array(["20200101"] * 30)),
+                 events(30, 20).append_column("d", pa.array([today] * 20)))
+    await tier(lake_conn, info)
+
+    await admin.alter_table(path, [TableChange.set("table.auto-partition.num-retention", "3")])
+    assert "20200101" not in [p.partition_name for p in await admin.list_partition_infos(path)]
+    assert ids(await read_lake(lake_conn, path, partitions=["20200101"])) == list(range(30))
+    assert ids(await union_read(lake_conn, path)) == list(range(50))

@@ -23,7 +23,10 @@ from dataclasses import dataclass, field
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableChange, TableInfo
 from fluss.options import Option
+from fluss.server.coordinator.auto_partition import check_auto_partition
 from fluss.table_options import CONNECTOR_OPTIONS, TABLE_OPTIONS
+
+AUTO_PARTITION_PREFIX = "table.auto-partition."
 
 #: Keys an ALTER TABLE never stores (they say where the table is, not what it is).
 SESSION_KEYS = ("bootstrap.servers", "connector")
@@ -91,4 +94,6 @@ def apply_option_changes(info: TableInfo, changes: list[TableChange]) -> Altered
         else:
             custom.pop(key, None)
     changed = {k for k in set(before) | set(props) if before.get(k) != props.get(k)}
+    if any(k.startswith(AUTO_PARTITION_PREFIX) for k in changed):
+        check_auto_partition(props, info.get_partition_keys(), info.row_schema, str(info.table_path), creating=False)
     return AlteredProperties(props, custom, changed)

@@ -29,6 +29,7 @@ from fluss.metadata import (
     TablePath,
 )
 from fluss.server.config import (
+    AUTO_PARTITION_CHECK_INTERVAL,
     DEFAULT_BUCKET_NUMBER,
     DEFAULT_REPLICATION_FACTOR,
     MAX_BUCKET_NUM,
@@ -38,6 +39,7 @@ from fluss.server.config import (
 )
 from fluss.server.coordinator.alter import apply_option_changes
 from fluss.server.coordinator.assignment import assign_replicas
+from fluss.server.coordinator.auto_partition import AutoPartitionPlanner, AutoPartitionStrategy
 from fluss.server.coordinator.context import (
     CoordinatorContext,
     PartitionEntry,
@@ -65,7 +67,12 @@ from fluss.server.zk.data import (
     dumps,
     encode,
 )
-from fluss.table_options import DATALAKE_ENABLED, REPLICATION_FACTOR
+from fluss.table_options import (
+    AUTO_PARTITION_NUM_PRECREATE,
+    AUTO_PARTITION_NUM_RETENTION,
+    DATALAKE_ENABLED,
+    REPLICATION_FACTOR,
+)
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +105,8 @@ class CoordinatorEventProcessor:
         self.lake = LakeCatalogProcess(config.as_dict())
         self.on_event_done = on_event_done  # (event type, ms queued, ms processing): the coordinator's metrics
         self.storage_failed: set[int] = set()  # servers that reported they cannot write their disk
+        self.auto_partitions = AutoPartitionPlanner()
+        self._auto_partition_task: asyncio.Task | None = None
 
     # ------------------------------------------------------------ lifecycle
 
@@ -107,17 +116,19 @@ class CoordinatorEventProcessor:
         if DEFAULT_DATABASE not in self.ctx.databases:
             await self.submit(self._create_database, DEFAULT_DATABASE, DatabaseDescriptor(), True, start=True)
         self._task = asyncio.create_task(self._run(), name="coordinator-events")
+        self._auto_partition_task = asyncio.create_task(self._auto_partition_loop(), name="auto-partition")
         self.lake.warm_up()
         self.zk.watch_tablet_servers(self._on_servers_changed_threadsafe)
 
     async def stop(self) -> None:
         self.lake.close()
-        if self._task:
-            self._task.cancel()
-            try:
-                await self._task
-            except (asyncio.CancelledError, Exception):  # noqa: BLE001
-                pass
+        for task in (self._auto_partition_task, self._task):
+            if task:
+                task.cancel()
+                try:
+                    await task
+                except (asyncio.CancelledError, Exception):  # noqa: BLE001
+                    pass
 
     async def submit(self, handler: Callable[..., Awaitable[Any]], *args: Any, start: bool = False) -> Any:
         """Queues an event and waits for its result (``start``: run inline before the loop runs)."""
@@ -283,6 +294,7 @@ class CoordinatorEventProcessor:
         if assignment is not None:
             self._register_buckets(table_id, -1, assignment, leaders)
         log.info("created table %s (id %d, %d buckets, rf %d)", path, table_id, reg.bucket_count, rf)
+        await self._auto_partition(info)
 
     async def alter_table(self, path: TablePath, changes: list[TableChange], ignore_if_not_exists: bool) -> None:
         await self.submit(self._alter_table, path, changes, ignore_if_not_exists)
@@ -318,6 +330,8 @@ class CoordinatorEventProcessor:
         for sid, tbs in by_server.items():
             self.notifier.leader_and_isr(sid, sorted(tbs))
         log.info("altered table %s: %s", path, ", ".join(map(repr, changes)))
+        if altered.changed(AUTO_PARTITION_NUM_PRECREATE) or altered.changed(AUTO_PARTITION_NUM_RETENTION):
+            await self._auto_partition(new_info)
 
     def _replication_factor(self, desc: TableDescriptor) -> int:
         rf = REPLICATION_FACTOR.value_of(desc.properties) or self.config.get_int(DEFAULT_REPLICATION_FACTOR)
@@ -425,6 +439,40 @@ class CoordinatorEventProcessor:
         self.ctx.partitions.pop(pid, None)
         self.ctx.remove_buckets(lambda tb: tb.table_id == info.table_id and tb.partition_id_or_none_value == pid)
         self._stop_replicas(hosts)
+
+    # ------------------------------------------------------------ auto-partitioning
+
+    async def _auto_partition_loop(self) -> None:
+        """Queues one auto-partitioning round per ``auto-partition.check.interval``."""
+        interval_s = self.config.get_duration_ms(AUTO_PARTITION_CHECK_INTERVAL) / 1000
+        while True:
+            await asyncio.sleep(interval_s)
+            await self._queue.put(_Event(self._auto_partition_all, (), None))
+
+    async def _auto_partition_all(self) -> None:
+        for info in list(self.ctx.tables_by_id.values()):
+            await self._auto_partition(info)
+
+    async def _auto_partition(self, info: TableInfo) -> None:
+        """Creates the partitions an auto-partitioned table should have ahead and drops its expired ones
+        (``auto_partition.py``); a failure is logged and retried at the next check."""
+        strategy = AutoPartitionStrategy.of(info)
+        if strategy is None or self.ctx.tables_by_id.get(info.table_id) is None:
+            return
+        existing = {name: e.reg.spec for name, e in self.ctx.partitions_of(info.table_id).items()}
+        plan = self.auto_partitions.plan(strategy, existing)
+        path = info.table_path
+        for spec in plan.create:
+            try:
+                await self._create_partition(path, spec, True)
+            except FlussError as e:
+                log.warning("auto-partitioning could not create partition %s of %s: %s", spec, path, e.message)
+        for name in plan.drop:
+            try:
+                await self._drop_partition(path, existing[name], True)
+                log.info("auto-partitioning dropped expired partition %s of %s", name, path)
+            except FlussError as e:
+                log.warning("auto-partitioning could not drop partition %s of %s: %s", name, path, e.message)
 
     # ------------------------------------------------------------ membership and leadership
 

@@ -14,6 +14,7 @@ import re
 from fluss.config_values import parse_int
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableDescriptor
+from fluss.server.coordinator.auto_partition import check_auto_partition
 from fluss.server.kv.merge import MergeEngine, changelog_image_of
 from fluss.table_options import validate_table_properties
 
@@ -74,6 +75,7 @@ def resolve_table(desc: TableDescriptor, table: str, default_buckets: int, max_b
 
     props = dict(desc.properties)
     _check_properties(table, props, desc)
+    props.update(check_auto_partition(props, desc.partition_keys, desc.get_schema().row_schema, table, creating=True))
     bucket_keys = list(desc.bucket_keys)
     if not bucket_keys and props.get("bucket.key"):
         bucket_keys = [k.strip() for k in props["bucket.key"].split(",") if k.strip()]

@@ -1,0 +1,103 @@
+"""Auto-partitioning on the shared cluster (``auto-partition.check.interval`` 1s): partitions created ahead at
+CREATE TABLE with Fluss's names, expired ones dropped on schedule (their data released), multi-key tables, and
+``num-retention`` / ``num-precreate`` changed by ALTER TABLE taking effect at once."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import time
+
+import pyarrow as pa
+import pytest
+
+from fluss import ErrorCode, FlussError, Schema, TableChange, TableDescriptor, TablePath
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+EVENTS = pa.schema([("id", pa.int64()), ("dt", pa.string()), ("region", pa.string())])
+
+
+def _hours(offsets: range) -> list[str]:
+    now = dt.datetime.now(dt.UTC)
+    return [(now + dt.timedelta(hours=k)).strftime("%Y%m%d%H") for k in offsets]
+
+
+async def _names(admin, path: TablePath) -> list[str]:
+    return sorted(p.partition_name for p in await admin.list_partition_infos(path))
+
+
+async def _eventually(fn, expected, what: str, timeout_s: float = 15.0):
+    deadline = time.monotonic() + timeout_s
+    while (got := await fn()) != expected:
+        assert time.monotonic() < deadline, f"{what}: {got} != {expected}"
+        await asyncio.sleep(0.2)
+
+
+async def test_hourly_table_gets_partitions_ahead_and_loses_expired_ones(admin, conn, database):
+    path = TablePath(database, "hourly")
+    before = _hours(range(3))
+    await admin.create_table(path, TableDescriptor(Schema(EVENTS), partition_keys=["dt"], bucket_count=1, properties={
+        "table.auto-partition.enabled": "true", "table.auto-partition.time-unit": "HOUR",
+        "table.auto-partition.time-zone": "UTC", "table.auto-partition.num-precreate": "3",
+        "table.auto-partition.num-retention": "2"}))
+    names = await _names(admin, path)  # created with the table
+    assert names in (before, _hours(range(3)), sorted(set(before) | set(_hours(range(3)))))
+
+    # an expired partition (created by hand, with data) goes at the next check; a non-time value stays
+    await admin.create_partition(path, {"dt": "2020010100"})
+    await admin.create_partition(path, {"dt": "archive"})
+    writer = (await conn.get_table(path)).new_append().create_writer()
+    writer.write_arrow_batch(pa.RecordBatch.from_pydict({"id": [1, 2], "dt": ["2020010100", "archive"],
+                                                         "region": ["US", "US"]}, schema=EVENTS))
+    await writer.flush()
+    await _eventually(lambda: _names(admin, path), sorted(["archive", *_hours(range(3))]), "expired dropped")
+
+
+async def test_multi_key_table_drops_expired_partitions_by_its_time_key(admin, database):
+    path = TablePath(database, "by_region")
+    await admin.create_table(path, TableDescriptor(Schema(EVENTS), partition_keys=["region", "dt"], bucket_count=1,
+                                                   properties={"table.auto-partition.enabled": "true",
+                                                               "table.auto-partition.key": "dt",
+                                                               "table.auto-partition.time-zone": "UTC",
+                                                               "table.auto-partition.num-retention": "1"}))
+    info = await admin.get_table_info(path)
+    assert info.get_properties()["table.auto-partition.num-precreate"] == "0"
+    assert await _names(admin, path) == []
+    today = dt.datetime.now(dt.UTC).strftime("%Y%m%d")
+    for spec in ({"region": "US", "dt": "20200101"}, {"region": "EU", "dt": today}):
+        await admin.create_partition(path, spec)
+    await _eventually(lambda: _names(admin, path), [f"EU${today}"], "expired (US, 20200101) dropped")
+    with pytest.raises(FlussError) as e:
+        await admin.alter_table(path, [TableChange.set("table.auto-partition.num-precreate", "2")])
+    assert e.value.error_code == ErrorCode.INVALID_CONFIG_EXCEPTION and "must be 0" in e.value.message
+
+
+async def test_altering_precreate_and_retention_applies_at_once(admin, database):
+    path = TablePath(database, "yearly")
+    await admin.create_table(path, TableDescriptor(Schema(EVENTS), partition_keys=["dt"], bucket_count=1, properties={
+        "table.auto-partition.enabled": "true", "table.auto-partition.time-unit": "YEAR",
+        "table.auto-partition.time-zone": "UTC", "table.auto-partition.num-precreate": "1",
+        "table.auto-partition.num-retention": "10"}))
+    year = dt.datetime.now(dt.UTC).year
+    assert await _names(admin, path) == [str(year)]
+    await admin.create_partition(path, {"dt": str(year - 5)})
+    await asyncio.sleep(1.5)  # a check ran: 5 years back is within 10
+    assert await _names(admin, path) == [str(year - 5), str(year)]
+
+    await admin.alter_table(path, [TableChange.set("table.auto-partition.num-precreate", "3"),
+                                   TableChange.set("table.auto-partition.num-retention", "2")])
+    assert await _names(admin, path) == [str(year), str(year + 1), str(year + 2)]  # done by the ALTER itself
+    for key in ("table.auto-partition.time-unit", "table.auto-partition.enabled", "table.auto-partition.key"):
+        with pytest.raises(FlussError) as e:
+            await admin.alter_table(path, [TableChange.set(key, "DAY")])
+        assert e.value.error_code == ErrorCode.INVALID_ALTER_TABLE_EXCEPTION and key in e.value.message
+
+
+async def test_auto_partition_options_are_checked_at_create_table(admin, database):
+    with pytest.raises(FlussError) as e:
+        await admin.create_table(TablePath(database, "bad"), TableDescriptor(
+            Schema(EVENTS), partition_keys=["dt", "region"], properties={"table.auto-partition.enabled": "true"}))
+    assert e.value.error_code == ErrorCode.INVALID_CONFIG_EXCEPTION
+    assert "'table.auto-partition.key'" in e.value.message
+    assert not await admin.table_exists(TablePath(database, "bad"))
