@@ -72,13 +72,15 @@ async def test_partial_update_must_name_the_primary_key(batch_env, flink_db):
 
 async def test_quickstart_flow_with_datagen(batch_env, conn, flink_db):
     """Fluss's Flink quickstart with ``datagen`` in place of faker, in batch mode so it ends by itself: three
-    primary-key tables filled by one statement set, an enriched table filled by a lookup join on two of them,
+    primary-key tables (the orders with ``ptime AS PROCTIME()``, as the quickstart declares them) filled by one
+    statement set, an enriched table filled by the quickstart's lookup join on two of them,
     then LIMIT, COUNT(*), a point query, an UPDATE and a DELETE, each checked against the Python client."""
     c = f"{CATALOG}.{flink_db}"
     n_orders, n_customers, n_nations = 300, 40, 25
     batch_env.execute_sql(f"""CREATE TABLE {c}.fluss_order (
         order_key BIGINT NOT NULL, cust_key INT NOT NULL, total_price DECIMAL(15, 2), order_date DATE,
-        order_priority STRING, clerk STRING, PRIMARY KEY (order_key) NOT ENFORCED) WITH ('bucket.num' = '3')""").wait()
+        order_priority STRING, clerk STRING, ptime AS PROCTIME(), PRIMARY KEY (order_key) NOT ENFORCED)
+        WITH ('bucket.num' = '3')""").wait()
     batch_env.execute_sql(f"""CREATE TABLE {c}.fluss_customer (
         cust_key INT NOT NULL, name STRING, phone STRING, nation_key INT NOT NULL, acctbal DECIMAL(15, 2),
         mktsegment STRING, PRIMARY KEY (cust_key) NOT ENFORCED) WITH ('bucket.num' = '2')""").wait()
@@ -113,7 +115,7 @@ async def test_quickstart_flow_with_datagen(batch_env, conn, flink_db):
     batch_env.execute_sql(f"""INSERT INTO {c}.enriched_orders
         SELECT o.order_key, o.cust_key, o.total_price, o.order_date, o.order_priority, o.clerk,
                cu.name, cu.phone, cu.acctbal, cu.mktsegment, n.name
-        FROM (SELECT *, PROCTIME() AS ptime FROM {c}.fluss_order) AS o
+        FROM {c}.fluss_order o
         LEFT JOIN {c}.fluss_customer FOR SYSTEM_TIME AS OF o.ptime AS cu ON o.cust_key = cu.cust_key
         LEFT JOIN {c}.fluss_nation FOR SYSTEM_TIME AS OF o.ptime AS n ON cu.nation_key = n.nation_key""").wait()
 

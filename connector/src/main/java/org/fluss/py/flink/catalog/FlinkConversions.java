@@ -30,7 +30,9 @@ import java.util.Map;
  * keys the registry declares as table options, such as the aggregation engine's {@code fields.<column>.agg};
  * see {@link OptionsRegistry}) become table properties, checked and read by the servers; every other key except
  * {@code connector} and {@code bootstrap.servers} is kept as a custom property (client options such as
- * {@code scan.startup.mode} stay with the table).
+ * {@code scan.startup.mode} stay with the table). Fluss stores physical columns only: computed columns (such as
+ * {@code ptime AS PROCTIME()}) and watermarks are kept in the custom properties, as Fluss's own catalog does
+ * ({@link FlinkSchemaProperties}), so the table reads back identically in a new session.
  */
 public final class FlinkConversions {
     private FlinkConversions() {}
@@ -38,17 +40,16 @@ public final class FlinkConversions {
     public static TableDescriptorPb toFluss(String tableName, ResolvedCatalogTable table) {
         ResolvedSchema schema = table.getResolvedSchema();
         for (Column c : schema.getColumns()) {
-            if (!c.isPhysical()) {
-                throw new CatalogException("Table " + tableName + ": column '" + c.getName() + "' is a computed or "
-                        + "metadata column, which Fluss tables do not support yet");
+            if (c instanceof Column.MetadataColumn) {
+                throw new CatalogException("Table " + tableName + ": column '" + c.getName() + "' is a metadata "
+                        + "column, which Fluss tables do not support");
             }
-        }
-        if (!schema.getWatermarkSpecs().isEmpty()) {
-            throw new CatalogException("Table " + tableName + ": watermarks are not stored by the Fluss catalog yet;"
-                    + " declare them on a view or with CREATE TEMPORARY TABLE ... LIKE");
         }
         SchemaPb.Builder s = SchemaPb.newBuilder();
         for (Column c : schema.getColumns()) {
+            if (!c.isPhysical()) {
+                continue; // a computed column: kept in the custom properties (FlinkSchemaProperties)
+            }
             String type;
             try {
                 type = FlussTypes.toFluss(c.getDataType().getLogicalType());
@@ -66,11 +67,16 @@ public final class FlinkConversions {
         if (table.getComment() != null && !table.getComment().isEmpty()) {
             d.setComment(table.getComment()).setHasComment(true);
         }
+        d.putAllCustomProperties(FlinkSchemaProperties.serialize(tableName, schema));
         for (Map.Entry<String, String> e : table.getOptions().entrySet()) {
             String k = e.getKey();
             String v = e.getValue();
             if (k.equals("connector") || k.equals(FlussOptions.BOOTSTRAP_SERVERS.key())) {
                 continue;
+            }
+            if (FlinkSchemaProperties.isSchemaKey(k)) {
+                throw new CatalogException("Table " + tableName + ": option '" + k + "' is reserved for the "
+                        + "computed columns and watermarks the catalog stores");
             }
             if (k.equals(FlussOptions.BUCKET_NUMBER.key())) {
                 try {
@@ -101,20 +107,48 @@ public final class FlinkConversions {
     }
 
     public static CatalogTable toFlink(TableInfoPb info, String bootstrapServers) {
+        return toFlink(info, bootstrapServers, true);
+    }
+
+    /**
+     * The Flink table of a Fluss table: its physical columns, then (with {@code withDerived}) its computed columns
+     * at their positions and its watermarks, restored from the custom properties the catalog stored.
+     */
+    public static CatalogTable toFlink(TableInfoPb info, String bootstrapServers, boolean withDerived) {
         TableDescriptorPb d = info.getDescriptorPb();
         Schema.Builder b = Schema.newBuilder();
-        for (ColumnPb c : d.getSchema().getColumnsList()) {
+        Map<String, String> custom = d.getCustomPropertiesMap();
+        Map<Integer, FlinkSchemaProperties.ComputedColumn> computed = withDerived
+                ? FlinkSchemaProperties.computedColumns(custom) : Map.of();
+        List<ColumnPb> physical = d.getSchema().getColumnsList();
+        int next = 0;
+        for (int position = 0; next < physical.size() || computed.containsKey(position); position++) {
+            FlinkSchemaProperties.ComputedColumn cc = computed.get(position);
+            if (cc != null) {
+                b.columnByExpression(cc.name, cc.expression);
+                if (cc.comment != null) {
+                    b.withComment(cc.comment);
+                }
+                continue;
+            }
+            ColumnPb c = physical.get(next++);
             LogicalType t = FlussTypes.toFlink(c.getDataType());
             b.column(c.getName(), TypeConversions.fromLogicalToDataType(t));
             if (c.getHasComment()) {
                 b.withComment(c.getComment());
             }
         }
+        if (withDerived) {
+            for (Map.Entry<String, String> w : FlinkSchemaProperties.watermarks(custom).entrySet()) {
+                b.watermark(w.getKey(), w.getValue());
+            }
+        }
         List<String> pk = d.getSchema().getPrimaryKeysList();
         if (!pk.isEmpty()) {
             b.primaryKeyNamed("PK_" + String.join("_", pk), pk);
         }
-        Map<String, String> options = new HashMap<>(d.getCustomPropertiesMap());
+        Map<String, String> options = new HashMap<>(custom);
+        options.keySet().removeIf(FlinkSchemaProperties::isSchemaKey);
         options.putAll(d.getPropertiesMap());
         options.put(FlussOptions.BUCKET_NUMBER.key(), String.valueOf(d.getBucketCount()));
         if (!d.getBucketKeysList().isEmpty()) {
@@ -162,7 +196,7 @@ public final class FlinkConversions {
      * a primary key (every change is an insert-only row).
      */
     public static CatalogTable changelogTable(TableInfoPb info, String bootstrapServers) {
-        CatalogTable base = toFlink(info, bootstrapServers);
+        CatalogTable base = toFlink(info, bootstrapServers, false);
         Schema.Builder b = Schema.newBuilder();
         b.column("_change_type", org.apache.flink.table.api.DataTypes.STRING().notNull());
         b.column("_log_offset", org.apache.flink.table.api.DataTypes.BIGINT().notNull());

@@ -79,9 +79,15 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
                 options.getOptional(FlussOptions.TABLE_NAME).orElse(name));
     }
 
-    /** Positions of the primary-key columns in the physical row (empty for a log table). */
+    /** Positions of the primary-key columns in the physical row (empty for a log table); computed columns are
+     * not in the physical row, so positions count physical columns only. */
     private static int[] primaryKey(ResolvedCatalogTable table) {
-        return table.getResolvedSchema().getPrimaryKeyIndexes();
+        var schema = table.getResolvedSchema();
+        java.util.List<String> physical = schema.getColumns().stream()
+                .filter(org.apache.flink.table.catalog.Column::isPhysical)
+                .map(org.apache.flink.table.catalog.Column::getName).collect(java.util.stream.Collectors.toList());
+        return schema.getPrimaryKey().map(pk -> pk.getColumns().stream().mapToInt(physical::indexOf).toArray())
+                .orElse(new int[0]);
     }
 
     private static String bootstrap(ReadableConfig options, ObjectIdentifier id) {
