@@ -1,8 +1,12 @@
-"""Flink SQL DDL on live tables through the Fluss catalog: ALTER TABLE SET / RESET, and partition DDL
-(ADD / SHOW / DROP PARTITION), checked with the Python admin."""
+"""Flink SQL DDL on live tables through the Fluss catalog: ALTER TABLE SET / RESET (also while a streaming job
+reads the table and a writer writes it), watermarks and computed columns added, changed and dropped, and partition
+DDL (ADD / SHOW / DROP PARTITION), checked with the Python admin."""
 
 from __future__ import annotations
 
+import threading
+
+import pyarrow as pa
 import pytest
 
 import fluss
@@ -66,3 +70,54 @@ async def test_partition_ddl_add_show_drop(batch_env, admin, flink_db):
     assert names == ["2025-03-05$US", "2025-03-06$US"]
     with pytest.raises(Exception, match="(?i)partition"):
         batch_env.execute_sql(f"ALTER TABLE {t} DROP PARTITION (dt = '2025-03-05', nation = 'FR')").wait()
+
+
+async def test_alter_watermarks_and_computed_columns(batch_env, admin, flink_db):
+    t = f"{CATALOG}.{flink_db}.events"
+    batch_env.execute_sql(f"CREATE TABLE {t} (id BIGINT, ts TIMESTAMP(3)) WITH ('bucket.num' = '1')").wait()
+
+    def described() -> dict[str, tuple]:
+        return {r[0]: r[1:] for r in _rows(batch_env.execute_sql(f"DESCRIBE {t}"))}
+
+    batch_env.execute_sql(f"ALTER TABLE {t} ADD (d AS CAST(ts AS DATE), "
+                          "WATERMARK FOR ts AS ts - INTERVAL '10' SECOND)").wait()
+    assert list(described()) == ["id", "ts", "d"]
+    assert described()["ts"][4] == "`ts` - INTERVAL '10' SECOND"
+    batch_env.execute_sql(f"ALTER TABLE {t} MODIFY WATERMARK FOR ts AS ts - INTERVAL '20' SECOND").wait()
+    assert described()["ts"][4] == "`ts` - INTERVAL '20' SECOND"
+    batch_env.execute_sql(f"ALTER TABLE {t} DROP WATERMARK").wait()
+    batch_env.execute_sql(f"ALTER TABLE {t} DROP d").wait()
+    assert list(described()) == ["id", "ts"] and described()["ts"][4] is None
+    info = await admin.get_table_info(fluss.TablePath(flink_db, "events"))
+    assert not [k for k in info.get_custom_properties() if k.startswith("schema.")]
+
+    with pytest.raises(Exception, match="not supported by Fluss tables yet"):
+        batch_env.execute_sql(f"ALTER TABLE {t} DROP id").wait()
+    with pytest.raises(Exception, match="'schema.0.name' is reserved"):
+        batch_env.execute_sql(f"ALTER TABLE {t} SET ('schema.0.name' = 'x')").wait()
+
+
+async def test_alter_while_a_streaming_job_reads_and_a_writer_writes(stream_env, conn, admin, flink_db):
+    path = fluss.TablePath(flink_db, "live")
+    schema = pa.schema([("id", pa.int64())])
+    await admin.create_table(path, fluss.TableDescriptor(fluss.Schema(schema), bucket_count=2))
+    writer = (await conn.get_table(path)).new_append().create_writer()
+    writer.write_arrow(pa.Table.from_pylist([{"id": i} for i in range(5)], schema=schema))
+    await writer.flush()
+
+    result = stream_env.execute_sql(f"SELECT id FROM {CATALOG}.{flink_db}.live")
+    job = result.get_job_client()
+    watchdog = threading.Timer(90, job.cancel)  # never hang the suite: cancelling ends the iterator
+    watchdog.start()
+    try:
+        with result.collect() as it:
+            first = [next(it)[0] for _ in range(5)]
+            await admin.alter_table(path, [fluss.TableChange.set("table.log.ttl", "1d"),
+                                           fluss.TableChange.set("table.datalake.freshness", "1min")])
+            writer.write_arrow(pa.Table.from_pylist([{"id": i} for i in range(5, 12)], schema=schema))
+            await writer.flush()  # the writer that started before the ALTER keeps working
+            later = [next(it)[0] for _ in range(7)]
+    finally:
+        watchdog.cancel()
+    assert sorted(first) == list(range(5)) and sorted(later) == list(range(5, 12))
+    assert (await admin.get_table_info(path)).get_properties()["table.log.ttl"] == "1d"

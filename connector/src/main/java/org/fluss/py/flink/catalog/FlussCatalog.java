@@ -332,19 +332,55 @@ public class FlussCatalog extends AbstractCatalog {
                            boolean ignoreIfNotExists) throws TableNotExistException {
         AlterTableRequest.Builder request = AlterTableRequest.newBuilder().setTablePath(path(p).toPb())
                 .setIgnoreIfNotExists(ignoreIfNotExists);
+        boolean derivedSchemaChanged = false;
         for (TableChange change : tableChanges) {
             if (change instanceof TableChange.SetOption) {
                 TableChange.SetOption set = (TableChange.SetOption) change;
-                request.addChanges(TableChangePb.newBuilder().setSetOption(
-                        SetOptionPb.newBuilder().setKey(set.getKey()).setValue(set.getValue())));
+                reservedKey(p, set.getKey());
+                request.addChanges(set(set.getKey(), set.getValue()));
             } else if (change instanceof TableChange.ResetOption) {
-                request.addChanges(TableChangePb.newBuilder().setResetOption(
-                        ResetOptionPb.newBuilder().setKey(((TableChange.ResetOption) change).getKey())));
+                reservedKey(p, ((TableChange.ResetOption) change).getKey());
+                request.addChanges(reset(((TableChange.ResetOption) change).getKey()));
+            } else if (isDerivedSchemaChange(change)) {
+                derivedSchemaChanged = true;
+            } else if (change instanceof TableChange.DropColumn && newTable instanceof ResolvedCatalogTable
+                    && droppedComputedColumn(p, ((TableChange.DropColumn) change).getColumnName())) {
+                derivedSchemaChanged = true;
             } else {
                 throw new CatalogException("ALTER TABLE " + p.getFullName() + ": '" + describe(change)
                         + "' is not supported by Fluss tables yet (supported: SET (...) and RESET (...) of "
-                        + "table options)");
+                        + "table options; adding, changing and dropping watermarks and computed columns)");
             }
+        }
+        if (derivedSchemaChanged) {
+            if (!(newTable instanceof ResolvedCatalogTable)) {
+                throw new CatalogException("ALTER TABLE " + p.getFullName() + ": the new table is not resolved");
+            }
+            Map<String, String> now = FlinkSchemaProperties.serialize(p.getFullName(),
+                    ((ResolvedCatalogTable) newTable).getResolvedSchema());
+            Map<String, String> before;
+            try {
+                before = FlinkSchemaProperties.schemaKeys(client().tableInfo(path(p)).getDescriptorPb()
+                        .getCustomPropertiesMap());
+            } catch (FlussRpcException e) {
+                if (e.code() == FlussRpcException.TABLE_NOT_EXIST) {
+                    if (ignoreIfNotExists) {
+                        return;
+                    }
+                    throw new TableNotExistException(getName(), p);
+                }
+                throw new CatalogException(e.getMessage(), e);
+            }
+            for (String key : before.keySet()) {
+                if (!now.containsKey(key)) {
+                    request.addChanges(reset(key));
+                }
+            }
+            now.forEach((k, v) -> {
+                if (!v.equals(before.get(k))) {
+                    request.addChanges(set(k, v));
+                }
+            });
         }
         if (request.getChangesCount() == 0) {
             return;
@@ -354,6 +390,48 @@ public class FlussCatalog extends AbstractCatalog {
             throw new TableNotExistException(getName(), p);
         }
         check(r.getError(), "Alter table " + p.getFullName());
+    }
+
+    /** Whether {@code column} of the stored table is a computed one (not one of the Fluss table's columns). */
+    private boolean droppedComputedColumn(ObjectPath p, String column) {
+        try {
+            Map<String, String> custom = client().tableInfo(path(p)).getDescriptorPb().getCustomPropertiesMap();
+            return FlinkSchemaProperties.computedColumns(custom).values().stream().anyMatch(c -> c.name.equals(column));
+        } catch (FlussRpcException e) {
+            return false; // reported by the AlterTable request itself
+        }
+    }
+
+    private static TableChangePb set(String key, String value) {
+        return TableChangePb.newBuilder().setSetOption(SetOptionPb.newBuilder().setKey(key).setValue(value)).build();
+    }
+
+    private static TableChangePb reset(String key) {
+        return TableChangePb.newBuilder().setResetOption(ResetOptionPb.newBuilder().setKey(key)).build();
+    }
+
+    private static void reservedKey(ObjectPath p, String key) {
+        if (FlinkSchemaProperties.isSchemaKey(key)) {
+            throw new CatalogException("ALTER TABLE " + p.getFullName() + ": option '" + key + "' is reserved for "
+                    + "the computed columns and watermarks the catalog stores; change them with ALTER TABLE ADD / "
+                    + "MODIFY / DROP");
+        }
+    }
+
+    /** A change of what the catalog keeps in custom properties: watermarks and computed columns. */
+    private static boolean isDerivedSchemaChange(TableChange change) {
+        if (change instanceof TableChange.AddWatermark || change instanceof TableChange.ModifyWatermark
+                || change instanceof TableChange.DropWatermark) {
+            return true;
+        }
+        if (change instanceof TableChange.AddColumn) {
+            return !((TableChange.AddColumn) change).getColumn().isPhysical();
+        }
+        if (change instanceof TableChange.ModifyColumn) {
+            TableChange.ModifyColumn m = (TableChange.ModifyColumn) change;
+            return !m.getOldColumn().isPhysical() && !m.getNewColumn().isPhysical();
+        }
+        return false;
     }
 
     private static String describe(TableChange change) {
