@@ -14,6 +14,7 @@ import pytest
 from lake_helpers import EVENTS, append, create, events, ids, paimon_rows, paimon_table, tier
 
 from fluss import OffsetSpec, TableChange, TablePath
+from fluss.lake.paimon import SYSTEM_COLUMNS
 from fluss.lake.snapshot import list_lake_tables
 from fluss.lake.union_read import read_lake, union_read
 from tiering_job.job import due_tasks
@@ -63,7 +64,8 @@ async def test_enabling_the_lake_creates_the_lake_table_and_the_tiering_job_pick
     info = await admin.get_table_info(path)
     assert info.get_properties()["table.datalake.format"] == "paimon"
     assert info.get_properties()["table.datalake.paimon.warehouse"] == warehouse
-    assert [f.name for f in paimon_table(warehouse, path).table_schema.fields] == EVENTS.names
+    lake_columns = [f.name for f in paimon_table(warehouse, path).table_schema.fields]
+    assert lake_columns == EVENTS.names + [f.name for f in SYSTEM_COLUMNS]  # the table's columns, then Fluss's
     assert info.table_id in [t["table_id"] for t in await due_tasks(lake_conn, force=False)]
 
     result = await tier(lake_conn, info)  # what the job's operator runs for the task
