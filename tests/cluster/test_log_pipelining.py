@@ -73,7 +73,7 @@ class ScriptedLeader:
 
 
 async def _run_sender(leader: ScriptedLeader, n: int, **settings) -> tuple[list[_PendingBatch], Sender]:
-    client = SimpleNamespace(request_timeout_s=5, leader_address=lambda meta, tb: "leader:1")
+    client = SimpleNamespace(request_timeout_s=5, leader_address=lambda meta, tb: "leader:1", metrics=None)
     config = Config({"writer.retries": "20", **settings})
     sender = Sender(SimpleNamespace(client=client), SimpleNamespace(table_id=1, table_path=None), config,
                     MemoryBudget(1 << 30, 10))
@@ -130,7 +130,7 @@ async def test_without_idempotence_one_request_is_in_flight_per_bucket():
 
 
 async def test_max_in_flight_above_the_servers_dedup_window_is_refused():
-    client = SimpleNamespace(request_timeout_s=5)
+    client = SimpleNamespace(request_timeout_s=5, metrics=None)
     config = Config({"writer.max-inflight-requests-per-bucket": "6"})
     with pytest.raises(FlussError) as e:
         Sender(SimpleNamespace(client=client), SimpleNamespace(table_id=1), config, MemoryBudget(1, 1))
