@@ -135,6 +135,7 @@ FLUSS_ERROR_MAP: dict[int, str] = {
     ErrorCode.INELIGIBLE_REPLICA_EXCEPTION: UNAVAILABLE,
     ErrorCode.INVALID_ALTER_TABLE_EXCEPTION: INVALID_ARGUMENT,
     ErrorCode.DELETION_DISABLED_EXCEPTION: FAILED_PRECONDITION,
+    ErrorCode.SERVER_NOT_EXIST_EXCEPTION: BACKEND,  # a control request named a server that is not registered
 }
 
 
