@@ -170,7 +170,10 @@ class ReplicaManager:
         if b.leader == self.server_id:
             if self.followers:
                 self.followers.remove(tb)
+            led_before = list(replica.isr) if replica.is_leader else None
             replica.make_leader(b.leader_epoch, b.bucket_epoch, list(b.replicas), list(b.isr))
+            if led_before is not None and replica.isr != led_before:  # e.g. the coordinator dropped a dead follower
+                self.metrics.isr_changed(led_before, replica.isr)
             if replica.table.has_primary_key() and replica.kv is None:
                 await self._open_kv(replica, b.leader_epoch)
             await self._notify_data()
