@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.rpc.gen import fluss_api_pb2 as pb
-from fluss.types import Column, RowSchema, parse_type
+from fluss.types import Column, RowSchema, display_type_text, parse_type
 
 EARLIEST_OFFSET = -2
 LATEST_OFFSET = -1
@@ -81,7 +81,8 @@ class Schema:
         return [c.name for c in self._row_schema.columns]
 
     def get_column_types(self) -> list[str]:
-        return [str(c.data_type) for c in self._row_schema.columns]
+        """The column types as the official client shows them (``int NOT NULL``, ``array<string>``, ...)."""
+        return [display_type_text(c.data_type) for c in self._row_schema.columns]
 
     def get_columns(self) -> list[tuple[str, str]]:
         return list(zip(self.get_column_names(), self.get_column_types(), strict=True))

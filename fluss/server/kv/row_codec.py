@@ -20,8 +20,9 @@ row (primary-key columns included), encoded as::
                                      (p > 3: micros / nanos) in the Arrow unit of the column
         TIMESTAMP(p), TIMESTAMP_LTZ(p)  8 bytes int64 in the Arrow unit of the column (UTC for LTZ)
         BINARY(n)                    n bytes
-    var_section    for each variable-width column (CHAR, STRING, BYTES), in column order:
-                   uint32 little-endian byte length || the bytes (UTF-8 for strings); length 0 if null
+    var_section    for each variable-width column (CHAR, STRING, BYTES, ARRAY, MAP, ROW), in column order:
+                   uint32 little-endian byte length || the bytes (UTF-8 for strings; the encoding of
+                   :mod:`fluss.server.kv.nested_codec` for nested values); length 0 if null
 
 The units are those of the column's Arrow type (see :mod:`fluss.types`), so encoding is a copy of Arrow
 buffers: both directions are vectorised with numpy over a whole batch (fixed-width slots are gathered /
@@ -97,6 +98,8 @@ def _slot(t: pa.DataType) -> tuple[int | None, str | None, int | None]:
         return t.byte_width, None, t.byte_width
     if types.is_string(t) or types.is_binary(t) or types.is_large_string(t) or types.is_large_binary(t):
         return None, None, None
+    if types.is_list(t) or types.is_large_list(t) or types.is_map(t) or types.is_struct(t):
+        return None, None, None  # nested values: variable width, encoded by ``nested_codec``
     raise FlussError(f"the KV row codec does not support Arrow type '{t}'", ErrorCode.KV_STORAGE_EXCEPTION)
 
 
@@ -189,7 +192,7 @@ def encode_rows(batch: pa.RecordBatch, schema_id: int) -> list[bytes]:
         if valid is not None:
             nulls[:, col.index] = ~valid
         if col.width is None:
-            var_cols.append(_var_parts(arr))
+            var_cols.append(encode_values(arr) if is_nested(arr.type) else _var_parts(arr))
         else:
             head[:, col.offset : col.offset + col.width] = _fixed_bytes(arr, col, valid)
     head[:, SCHEMA_ID_BYTES : SCHEMA_ID_BYTES + layout.bitmap_bytes] = np.packbits(
@@ -267,6 +270,8 @@ def _decode_var(
     n = len(cursor)
     lengths = np.ascontiguousarray(_gather(data, cursor, 4)).view("<u4").reshape(n).astype(np.int64)
     cursor = cursor + 4
+    if is_nested(col.arrow_type):
+        return decode_values(col.arrow_type, data, cursor, lengths, valid), cursor + lengths
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     total = int(offsets[-1])
@@ -356,5 +361,7 @@ def decode_rows(
 def _null_rows(schema: pa.Schema, n: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([pa.nulls(n, f.type) for f in schema], schema=schema)
 
+
+from fluss.server.kv.nested_codec import decode_values, encode_values, is_nested  # noqa: E402  (uses the above)
 
 __all__ = ["RowLayout", "decode_rows", "encode_rows", "layout_of", "schema_ids_of"]
