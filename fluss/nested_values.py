@@ -484,10 +484,10 @@ def _first_null(arr: pa.Array, dtype: DataType, parent_valid: np.ndarray | None)
 def check_stored_nested(batch: pa.RecordBatch, columns: Sequence[Column], what: str) -> None:
     """Refuse a batch whose nested columns hold a null where NOT NULL is declared (servers run this on what
     they are asked to store)."""
-    for i, col in enumerate(columns):
+    for col in columns:
         if not col.data_type.is_nested:
             continue
-        violation = nested_violation(batch.column(i), col.data_type)
+        violation = nested_violation(batch.column(col.name), col.data_type)
         if violation is not None:
             raise FlussError(f"{what}: column '{col.name}' row {violation.row}, at {col.name}{violation.path}: "
                              f"{violation.what}", ErrorCode.INVALID_TABLE_EXCEPTION)

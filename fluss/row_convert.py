@@ -508,6 +508,32 @@ def _float64_to_float32(arr: pa.Array, col: Column) -> pa.Array:
     return narrowed
 
 
+def dataframe_to_arrow(df, schema: RowSchema) -> pa.Table:
+    """A pandas DataFrame as Arrow for :func:`conform_batch`: a column of a nested table column holds Python
+    lists / dicts, built with the table's type (pandas' own inference would read a dict as a struct, never a
+    map); the other columns convert as pandas converts them."""
+    nested = {c.name: c for c in schema.columns if c.data_type.is_nested and c.name in df.columns}
+    if not nested:
+        return pa.Table.from_pandas(df, preserve_index=False)
+    arrays, names = [], []
+    for name in df.columns:
+        series = df[name]
+        col = nested.get(name)
+        if col is None:
+            arrays.append(pa.Array.from_pandas(series))
+        else:
+            values = [None if _is_missing(v) else v for v in series.tolist()]
+            arrays.append(build_nested_column(values, col))
+        names.append(name)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def _is_missing(value: object) -> bool:
+    """pandas' missing markers (None, NaN, NaT, pd.NA) in an object column."""
+    return value is None or (isinstance(value, float) and math.isnan(value)) or \
+        type(value).__name__ in ("NAType", "NaTType")
+
+
 # ================================================================================== batch -> rows
 
 
@@ -589,4 +615,4 @@ def _via_numpy_datetimes(arr: pa.Array) -> list:
 
 from fluss.nested_values import build_nested_column, conform_nested  # noqa: E402  (they use the scalar builders)
 
-__all__ = ["ColumnValueError", "batch_to_pylist", "conform_batch", "rows_to_batch"]
+__all__ = ["ColumnValueError", "batch_to_pylist", "conform_batch", "dataframe_to_arrow", "rows_to_batch"]

@@ -50,7 +50,7 @@ from fluss.record.log_batch import (
     writer_header,
 )
 from fluss.row_check import RowChecker, short_repr
-from fluss.row_convert import conform_batch, rows_to_batch
+from fluss.row_convert import conform_batch, dataframe_to_arrow, rows_to_batch
 from fluss.rpc.errors import raise_for_error, to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.table_options import LOG_ARROW_COMPRESSION_TYPE, LOG_ARROW_COMPRESSION_ZSTD_LEVEL
@@ -892,7 +892,7 @@ class AppendWriter(_TableWriter):
         self._write_arrow_batch(table)
 
     def write_pandas(self, df: pd.DataFrame) -> None:
-        self._write_arrow_batch(pa.Table.from_pandas(df, preserve_index=False))
+        self._write_arrow_batch(dataframe_to_arrow(df, self._schema))
 
     def __repr__(self) -> str:
         return f"AppendWriter({self._table.table_path})"

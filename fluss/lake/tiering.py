@@ -40,6 +40,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fluss.client.batch_scanner import kv_state_scanner
 from fluss.key.partition import name_to_spec, partition_name_array
 from fluss.lake.config import freshness_ms
 from fluss.lake.log_range import BucketKey, iter_log_range, key_of
@@ -154,7 +155,7 @@ async def _tier(conn, lake: PaimonLake, info: TableInfo, coordinator_snapshot: L
     max_ts = {k: t for k, t in (progress.max_timestamps if progress else {}).items() if k[0] in alive}
     offsets.update(starts)
     table = await conn.get_table(path)
-    scanner = await table.new_scan().create_record_batch_log_scanner()
+    scanner = table.new_scan()._changelog_batch_scanner()
     writer = lake.new_writer(info)
     try:
         for k in sorted(gaps):
@@ -218,7 +219,8 @@ async def _write_kv_state(table, lake: PaimonLake, writer: LakeWriter, info: Tab
     """Writes a primary-key bucket's current KV state (as +I, and -D for lake keys it no longer has); returns the
     log offset the state covers and the number of rows written."""
     pid, bucket = key
-    scanner = await table.new_scan().create_bucket_batch_scanner(bucket, None if pid == NO_PARTITION else pid)
+    scanner = kv_state_scanner(table._conn, info, TableBucket(info.table_id, bucket, None if pid == NO_PARTITION
+                                                              else pid))
     rows = await scanner.to_arrow()
     kv_offset = int(scanner.log_offset or 0)
     changes = [(rows, _INSERT)]

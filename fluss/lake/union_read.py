@@ -31,6 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from fluss.client.batch_scanner import kv_state_scanner
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.bucket_function import bucketing_of
 from fluss.key.partition import name_to_spec, partition_name_array
@@ -79,10 +80,9 @@ async def union_read(conn, table_path: TablePath, *, warehouse: str | None = Non
                               info.get_primary_keys())
     if not gaps:
         return merged
-    scan = (await conn.get_table(info.table_path)).new_scan()
-    scanners = [await scan.create_bucket_batch_scanner(bucket, None if pid == NO_PARTITION else pid)
-                for pid, bucket in gaps]
-    current = await asyncio.gather(*(scanner.to_arrow() for scanner in scanners))
+    current = await asyncio.gather(*(
+        kv_state_scanner(conn, info, TableBucket(info.table_id, bucket, pid)).to_arrow()
+        for pid, bucket in gaps))
     return pa.concat_tables([merged, *(_conform(rows, merged.schema) for rows in current)])
 
 
@@ -189,7 +189,7 @@ async def read_log_after(conn, info: TableInfo, snapshot: LakeSnapshot | None, *
             start = earliest[key]
         ranges[key] = (start, ends[key])
     table = await conn.get_table(path)
-    scanner = await table.new_scan().create_record_batch_log_scanner()
+    scanner = table.new_scan()._changelog_batch_scanner()
     schema = info.row_schema.to_arrow()
 
     async def gone(pending: list) -> set:
