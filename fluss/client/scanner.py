@@ -26,6 +26,7 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import EARLIEST_OFFSET, LATEST_OFFSET, TableBucket, TableInfo
 from fluss.record.change_type import ChangeType
 from fluss.record.log_batch import LogBatch, iter_batches
+from fluss.record.log_format import ARROW, log_format_of
 from fluss.row_convert import batch_to_pylist
 from fluss.rpc.errors import to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -137,6 +138,11 @@ class LogScanner:
         self._limit = limit
         schema = table.row_schema.to_arrow()
         self._read_schema = schema if projection is None else pa.schema([schema.field(i) for i in projection])
+        # the tablet server projects ARROW logs; the rows of a row-format log (INDEXED, COMPACTED) are decoded
+        # whole and projected here
+        self._server_projection = projection if log_format_of(table.get_properties()) == ARROW else None
+        self._decode_schema = self._read_schema if self._server_projection is not None or projection is None \
+            else schema
         cfg = connection.config
         self._max_poll_records = cfg.scanner_log_max_poll_records
         self._fetch_max_bytes = cfg.scanner_log_fetch_max_bytes
@@ -430,8 +436,8 @@ class LogScanner:
     async def _fetch_from(self, addr: str, tbs: list[TableBucket], wait_ms: int) -> None:
         req = pb.FetchLogRequest(follower_id=-1, max_bytes=self._fetch_max_bytes, min_bytes=self._min_bytes,
                                  max_wait_ms=wait_ms)
-        table = pb.FetchTablePb(table_id=self._table.table_id, projection_enabled=self._projection is not None,
-                                projected_fields=self._projection or [])
+        table = pb.FetchTablePb(table_id=self._table.table_id, projection_enabled=self._server_projection is not None,
+                                projected_fields=self._server_projection or [])
         for tb in tbs:
             table.buckets.append(pb.FetchBucketPb(partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
                                                   fetch_offset=self._offsets[tb], max_bytes=self._bucket_max_bytes))
@@ -484,7 +490,10 @@ class LogScanner:
         """Decodes every fetched batch (on several cores when the response is large, ``batch_decode``), then
         buffers the rows from each bucket's fetch offset on, in offset order."""
         flat = [b for _, _, batches in fetched for b in batches]
-        decoded = iter(await decode_fetched(flat, self._read_schema, self._check_crc))
+        decoded = await decode_fetched(flat, self._decode_schema, self._check_crc)
+        if self._decode_schema is not self._read_schema:  # a row-format log: project on the client
+            decoded = [(rb.select(self._projection), cts) for rb, cts in decoded]
+        decoded = iter(decoded)
         for tb, offset, batches in fetched:
             parts = [next(decoded) for _ in batches]
             if self._offsets.get(tb) != offset:  # unsubscribed or moved while decoding: drop what was fetched

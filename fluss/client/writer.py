@@ -49,6 +49,7 @@ from fluss.record.log_batch import (
     read_header,
     writer_header,
 )
+from fluss.record.log_format import log_format_of
 from fluss.row_check import RowChecker, short_repr
 from fluss.row_convert import conform_batch, dataframe_to_arrow, rows_to_batch
 from fluss.rpc.errors import raise_for_error, to_error
@@ -576,6 +577,7 @@ class _TableWriter:
         props = table.get_properties()
         self._compression = parse_compression(LOG_ARROW_COMPRESSION_TYPE.value_of(props))
         self._zstd_level = LOG_ARROW_COMPRESSION_ZSTD_LEVEL.value_of(props)
+        self._log_format = log_format_of(props)
         self._batch_size = self._config.writer_batch_size
         self._bucket_key_idx = [self._schema.index_of(k) for k in table.get_bucket_keys()]
         self._bucketing = bucketing_of(table)  # the table's bucket function (follows its lake format)
@@ -710,7 +712,7 @@ class _TableWriter:
 
     def _encode_piece(self, piece: pa.RecordBatch) -> bytes:
         return build_batch(piece, schema_id=self._table.schema_id, compression=self._compression,
-                           zstd_level=self._zstd_level)
+                           zstd_level=self._zstd_level, log_format=self._log_format)
 
     def _release_chunk(self, chunk: _Chunk) -> None:
         self._io.loop.call_soon_threadsafe(chunk.batch_done, None)

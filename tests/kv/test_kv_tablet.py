@@ -333,9 +333,7 @@ def test_prefix_lookup_on_a_bucket_key_prefix(tmp_path):
     prefix = encode_key([2], [schema.columns[0].data_type])
     assert t.prefix_lookup(prefix) == []  # not committed yet
     t.flush_up_to(len(rows))
-    from fluss.server.kv.row_codec import decode_rows
-
-    found = decode_rows(t.prefix_lookup(prefix), schema.to_arrow()).to_pylist()
+    found = t.codec.decode_rows(t.prefix_lookup(prefix), schema.to_arrow()).to_pylist()
     assert found == [r for r in rows if r["a"] == 2]
     assert t.prefix_lookup(encode_key([4], [schema.columns[0].data_type])) == []
     t.close()

@@ -1,14 +1,15 @@
-"""The KV value encoding of nested columns (fluss/server/kv/nested_codec.py through the row codec): random nested
+"""The row encoding of nested columns (INDEXED and COMPACTED layouts) (fluss/record/nested_codec.py through the row codec): random nested
 types and values survive encode + decode exactly, including nulls at every depth and sliced input."""
 
 from __future__ import annotations
 
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from fluss.record import compacted_rows, indexed_rows
 from fluss.row_convert import batch_to_pylist, rows_to_batch
-from fluss.server.kv.row_codec import decode_rows, encode_rows
 from fluss.types import Column, RowSchema, parse_type
 from tests.nested_strategies import ALL_LEAVES, expected, nested_types, values_of
 
@@ -23,9 +24,10 @@ def schemas_and_rows(draw):
 
 
 @settings(max_examples=60, deadline=None)
-@given(schemas_and_rows())
-def test_random_nested_rows_round_trip_through_the_kv_codec(case):
+@given(schemas_and_rows(), st.sampled_from([indexed_rows, compacted_rows]))
+def test_random_nested_rows_round_trip_through_both_row_layouts(case, codec):
     schema, rows = case
+    encode_rows, decode_rows = codec.encode_rows, codec.decode_rows
     batch = rows_to_batch(rows, schema)
     values = encode_rows(batch, 3)
     back = decode_rows(values, batch.schema, 3)
@@ -41,10 +43,11 @@ def test_random_nested_rows_round_trip_through_the_kv_codec(case):
     assert batch_to_pylist(decode_rows(encode_rows(tail, 3), batch.schema)) == batch_to_pylist(tail)
 
 
-def test_empty_and_all_null_nested_values():
+@pytest.mark.parametrize("codec", [indexed_rows, compacted_rows])
+def test_empty_and_all_null_nested_values(codec):
     schema = RowSchema([Column("a", parse_type("ARRAY<MAP<INT, ROW<x STRING>>>")), Column("b", parse_type("ROW<y INT>"))])
     rows = [[[], None], [None, {"y": None}], [[{}], {"y": 1}], [[None, {1: None, 2: {"x": ""}}], None]]
     batch = rows_to_batch(rows, schema)
-    back = decode_rows(encode_rows(batch, 1), batch.schema)
+    back = codec.decode_rows(codec.encode_rows(batch, 1), batch.schema)
     assert back.to_pylist() == batch.to_pylist()
     assert pa.Table.from_batches([back]).equals(pa.Table.from_batches([batch]))

@@ -1,5 +1,5 @@
 """The KV value encoding of ARRAY, MAP and ROW values (a nested column is a variable-width field of the row
-codec, :mod:`fluss.server.kv.row_codec`, whose bytes are described here).
+codec, :mod:`fluss.record.indexed_rows`, whose bytes are described here).
 
 Every nested value is one self-contained byte string. Elements, keys, values and fields are *slots*: a
 fixed-width type (see the row codec: BOOLEAN 1 byte, INT 4, BIGINT/TIMESTAMP 8, DECIMAL 8 or 16, BINARY(n) n...)
@@ -28,7 +28,7 @@ import numpy as np
 import pyarrow as pa
 
 from fluss.errors import ErrorCode, FlussError
-from fluss.server.kv.row_codec import _ColumnLayout, _decode_fixed, _fixed_bytes, _slot, _var_parts
+from fluss.record.indexed_rows import _ColumnLayout, _decode_fixed, _fixed_bytes, _slot, _var_parts
 
 _FOUR = np.arange(4)
 
