@@ -45,7 +45,7 @@ from fluss.key.partition import name_to_spec, partition_name_array
 from fluss.lake.config import freshness_ms
 from fluss.lake.log_range import BucketKey, iter_log_range, key_of
 from fluss.lake.paimon import LakeWriter, PaimonLake, TieredProgress, bucket_key_str
-from fluss.lake.partitions import bucket_keys, current_partitions, list_bucket_offsets
+from fluss.lake.partitions import bucket_keys, current_partitions, list_bucket_offsets, rows_without_keys
 from fluss.lake.snapshot import LakeSnapshot, commit_lake_snapshot
 from fluss.metadata import NO_PARTITION, OffsetSpec, TableBucket, TableInfo
 
@@ -227,7 +227,7 @@ async def _write_kv_state(table, lake: PaimonLake, writer: LakeWriter, info: Tab
     if progress is not None and key in progress.offsets:  # the lake holds keys of it, some deleted in the gap
         held = await asyncio.to_thread(_lake_bucket_rows, lake, info, progress.snapshot_id, bucket, partition_name)
         pk = info.get_primary_keys()
-        stale = held.join(rows.select(pk), keys=pk, join_type="left anti") if rows.num_rows else held
+        stale = rows_without_keys(held, rows, pk)
         changes.insert(0, (stale.select(held.column_names), _DELETE))
     written = 0
     for part, change_type in changes:
