@@ -284,7 +284,7 @@ def _build_row(values: Sequence, dtype: DataType) -> pa.Array:
             if bad:
                 i = bad[0]
                 missing = isinstance(rows[i], Mapping) and f.name not in rows[i]
-                raise NestedValueError(i, segment, "missing field of a NOT NULL type" if missing
+                raise NestedValueError(i, segment, f"missing non-nullable row field '{f.name}'" if missing
                                        else "null value where NOT NULL is declared")
         try:
             arrays.append(_build(column, f.data_type.with_nullable(True)))
@@ -335,6 +335,8 @@ def conform_nested(arr: pa.Array, col: Column) -> pa.Array:
 def _list_parts(arr: pa.Array) -> tuple[np.ndarray, pa.Array]:
     """(offsets from 0 as int32, the child values they index) of a list-like array, honouring slices."""
     types = pa.types
+    if len(arr) == 0:  # (Arrow Java writes no offsets buffer for an empty list array)
+        return np.zeros(1, dtype=np.int32), arr.values.slice(0, 0)
     if types.is_fixed_size_list(arr.type):
         size = arr.type.list_size
         offsets = np.arange(len(arr) + 1, dtype=np.int64) * size

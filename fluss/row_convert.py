@@ -254,7 +254,7 @@ def _dict_columns(
             row = next(i for i, r in enumerate(rows) if name not in r)
             unknown = [k for k in rows[row] if k not in schema._index]
             hint = f" (it has unknown key {unknown[0]!r})" if unknown else ""
-            raise FlussError(f"row {first_row + row} is missing column '{name}' (a NOT NULL column){hint}") from None
+            raise FlussError(f"row {first_row + row} is missing non-nullable field '{name}'{hint}") from None
     if omitted or max(map(len, rows)) > len(names):
         known = schema._index
         if set().union(*rows).difference(known):

@@ -77,7 +77,7 @@ def test_leaf_values_get_the_scalar_rules_inside_nested_values():
         ({"id": 1, "profile": {"agee": 1, "score": 1}}, r"row 0: unknown ROW field 'agee'"),
         ({"id": 1, "profile": {"city": "ABCD", "score": 1}},
          r"at profile.city: string of 4 characters is longer than 3"),
-        ({"id": 1, "profile": {"age": 1}}, r"at profile.score: missing field of a NOT NULL type"),
+        ({"id": 1, "profile": {"age": 1}}, r"at profile.score: missing non-nullable row field 'score'"),
         ({"id": 1, "profile": [1, 2]}, r"a ROW of 4 fields \(age, city, seen, score\) got 2 values"),
         ({"id": 1, "profile": {"score": decimal.Decimal("1.234")}},
          r"at profile.score: value Decimal\('1.234'\) does not fit DECIMAL\(5, 2\)"),

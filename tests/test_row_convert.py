@@ -92,7 +92,7 @@ def test_positional_rows_and_dict_rows_give_the_same_batch():
 
 
 def test_errors_in_mixed_rows_name_the_right_row():
-    with pytest.raises(FlussError, match="row 2 is missing column 'id' \\(a NOT NULL column\\)"):
+    with pytest.raises(FlussError, match="row 2 is missing non-nullable field 'id'"):
         rows_to_batch([(1, "a", 1, None), [2, "b", 1, None], {"name": "x", "small": 1}], ERR)
 
 
@@ -170,7 +170,7 @@ ERR = schema_of(("id", "BIGINT"), ("name", "STRING"), ("small", "TINYINT"), ("c"
 @pytest.mark.parametrize(
     ("rows", "message"),
     [
-        ([{"name": "a", "small": 1}], "row 0 is missing column 'id'"),
+        ([{"name": "a", "small": 1}], "row 0 is missing non-nullable field 'id'"),
         ([{"id": 1, "name": "a", "small": 1, "c": None, "zz": 2}], "row 0 has unknown column 'zz'"),
         (
             [(1, "a", 1, None), (1, "a")],
@@ -264,7 +264,7 @@ def test_target_columns_must_include_the_primary_key():
 def test_target_columns_still_check_unknown_names_and_targeted_values():
     with pytest.raises(FlussError, match="row 0 has unknown column 'zz'"):
         rows_to_batch([{"id": 1, "a": "x", "zz": 1}], PK, target_columns=[0, 1])
-    with pytest.raises(FlussError, match="row 0 is missing column 'b'"):
+    with pytest.raises(FlussError, match="row 0 is missing non-nullable field 'b'"):
         rows_to_batch([{"id": 1}], PK, target_columns=[0, 2])
 
 

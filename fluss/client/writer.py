@@ -26,6 +26,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import TracebackType
 
 import grpc
 import numpy as np
@@ -846,10 +847,19 @@ class _TableWriter:
     async def __aenter__(self):
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, exc_type: type | None = None, exc_value: BaseException | None = None,
+                        traceback: TracebackType | None = None) -> bool:
+        """Flushes the writer (every pending record is sent and acknowledged); exceptions propagate."""
         await self.flush()
+        return False
 
     async def aclose(self) -> None:
+        """Sends what was written and waits for it (as the official client's connection close drains its
+        writers), then stops. A failed write surfaces on its handle, not here."""
+        try:
+            await self.flush()
+        except Exception:  # noqa: BLE001 - the handles carry the error
+            log.debug("flushing on close failed", exc_info=True)
         self._linger.cancel()
         try:
             await self._io.wait(self._sender.close())

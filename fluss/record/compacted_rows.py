@@ -137,6 +137,8 @@ def _column_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     t = arr.type
     kind, width = _kind(t)
     n = len(arr)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8)
     valid = arr.is_valid().to_numpy(zero_copy_only=False) if arr.null_count else None
     if kind in (_BYTES, _NESTED):
         lengths, content = _var_parts(arr) if kind == _BYTES else encode_values(arr)

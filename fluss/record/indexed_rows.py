@@ -145,6 +145,8 @@ def _fixed_bytes(arr: pa.Array, col: _ColumnLayout, valid: np.ndarray | None) ->
     """(n, width) uint8 slot bytes of a fixed-width column (zeros where null)."""
     n = len(arr)
     w = col.width
+    if n == 0:
+        return np.zeros((0, w), dtype=np.uint8)
     if pa.types.is_boolean(arr.type):
         values = arr.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint8)
         return values.reshape(n, 1)
@@ -159,6 +161,8 @@ def _fixed_bytes(arr: pa.Array, col: _ColumnLayout, valid: np.ndarray | None) ->
 
 def _var_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(lengths int64, content uint8) of a string/binary column; null values have length 0."""
+    if len(arr) == 0:  # writers may send no offsets buffer at all for an empty array (Arrow Java does)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8)
     if arr.null_count:
         arr = arr.fill_null("" if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) else b"")
     large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)

@@ -51,3 +51,16 @@ def test_empty_and_all_null_nested_values(codec):
     back = codec.decode_rows(codec.encode_rows(batch, 1), batch.schema)
     assert back.to_pylist() == batch.to_pylist()
     assert pa.Table.from_batches([back]).equals(pa.Table.from_batches([batch]))
+
+
+@pytest.mark.parametrize("codec", [indexed_rows, compacted_rows])
+def test_empty_children_without_buffers_as_arrow_java_writes_them(codec):
+    """A null MAP whose entries are empty arrays with zero-length offsets/data buffers (what Arrow Java writes)."""
+    map_type = pa.map_(pa.string(), pa.bool_())
+    keys = pa.Array.from_buffers(pa.string(), 0, [None, pa.py_buffer(b""), pa.py_buffer(b"")])
+    items = pa.Array.from_buffers(pa.bool_(), 0, [None, pa.py_buffer(b"")])
+    entries = pa.StructArray.from_arrays([keys, items], fields=[map_type.key_field, map_type.item_field])
+    column = pa.Array.from_buffers(map_type, 1, [pa.py_buffer(bytes([0])), pa.py_buffer(bytes(8))], null_count=1,
+                                   children=[entries])
+    batch = pa.RecordBatch.from_arrays([pa.array([2], pa.int32()), column], names=["id", "m"])
+    assert codec.decode_rows(codec.encode_rows(batch, 1), batch.schema).to_pylist() == [{"id": 2, "m": None}]
