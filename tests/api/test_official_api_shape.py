@@ -63,6 +63,18 @@ def test_every_official_class_and_constant_is_exported():
                 assert issubclass(getattr(fluss, name), {"IntEnum": int, "Exception": Exception}[base]), name
 
 
+def test_every_official_attribute_exists_with_the_official_values():
+    """Class attributes (ChangeType members, every ErrorCode constant) and FlussError's instance attributes."""
+    for name, spec in CLASSES.items():
+        cls = getattr(fluss, name)
+        probe = fluss.FlussError("probe") if name == "FlussError" else cls
+        assert [a for a in spec["attributes"] if not hasattr(probe, a)] == [], name
+    assert [int(c) for c in fluss.ChangeType] == [0, 1, 2, 3, 4]
+    assert (fluss.ErrorCode.CLIENT_ERROR, fluss.ErrorCode.NONE, fluss.ErrorCode.TABLE_NOT_EXIST,
+            fluss.ErrorCode.DELETION_DISABLED_EXCEPTION) == (-2, 0, 7, 57)
+    assert fluss.FlussError("x").error_code == fluss.ErrorCode.CLIENT_ERROR
+
+
 @pytest.mark.parametrize(("cls_name", "member"), MEMBERS, ids=[f"{c}.{m}" for c, m in MEMBERS])
 def test_member_has_the_official_shape(cls_name, member):
     spec = CLASSES[cls_name]["members"][member]
