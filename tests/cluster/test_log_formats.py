@@ -155,10 +155,11 @@ async def test_primary_key_tables_in_every_allowed_format_combination(conn, admi
 
 
 @pytest.mark.parametrize(("kw", "pk", "message"), [
-    ({"log_format": "INDEXED"}, True, "with table.kv.format=COMPACTED needs table.log.format ARROW or COMPACTED"),
-    ({"log_format": "PARQUET"}, False, "Invalid value 'PARQUET' for table option 'table.log.format'"),
-    ({"kv_format": "ARROW"}, True, "Invalid value 'ARROW' for table option 'table.kv.format'"),
-    ({"kv_format": "INDEXED"}, False, "table.kv.format applies to primary-key tables only"),
+    ({"log_format": "INDEXED"}, True, "with 'table.kv.format' COMPACTED needs 'table.log.format' ARROW or "
+                                      "COMPACTED, not INDEXED"),
+    ({"log_format": "PARQUET"}, False, "Invalid value 'PARQUET' for 'table.log.format'"),
+    ({"kv_format": "ARROW"}, True, "Invalid value 'ARROW' for 'table.kv.format'"),
+    ({"kv_format": "INDEXED"}, False, "'table.kv.format' .* needs a primary-key table"),
 ])
 async def test_format_options_fluss_refuses(admin, database, kw, pk, message):
     schema = Schema(EVENTS, primary_keys=["id"] if pk else None)
