@@ -258,6 +258,9 @@ def _decode_column(t: pa.DataType, data: np.ndarray, cursor: np.ndarray, valid: 
         offsets = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(all_lengths, out=offsets[1:])
         total = int(offsets[-1])
+        if total > len(data) or (len(lengths) and int(lengths.min()) < 0):  # disjoint ranges of one buffer
+            raise FlussError(f"stored values claim {total} bytes of a {len(data)}-byte buffer",
+                             ErrorCode.CORRUPT_RECORD_EXCEPTION)
         content = data[np.repeat(pos + prefix - _starts(lengths), lengths) + np.arange(total)] if total \
             else np.zeros(0, dtype=np.uint8)
         large = pa.types.is_large_string(t) or pa.types.is_large_binary(t)

@@ -285,6 +285,9 @@ def _decode_var(
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     total = int(offsets[-1])
+    if total > len(data):  # the values of one column are disjoint ranges of the buffer
+        raise FlussError(f"stored values claim {total} bytes of a {len(data)}-byte buffer",
+                         ErrorCode.CORRUPT_RECORD_EXCEPTION)
     if total == 0:
         content = np.zeros(0, dtype=np.uint8)
     elif (lengths == lengths[0]).all():  # equally long values: one (n, length) gather

@@ -79,6 +79,9 @@ def _scatter_bytes(out: np.ndarray, dest_starts: np.ndarray, lengths: np.ndarray
 
 def _gather_bytes(data: np.ndarray, pos: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     total = int(lengths.sum()) if len(lengths) else 0
+    if total > len(data) or (len(lengths) and int(lengths.min()) < 0):  # disjoint ranges of one buffer
+        raise FlussError(f"stored nested values claim {total} bytes of a {len(data)}-byte buffer",
+                         ErrorCode.CORRUPT_RECORD_EXCEPTION)
     if not total:
         return np.zeros(0, dtype=np.uint8)
     return data[np.repeat(pos - _starts(lengths), lengths) + np.arange(total)]
@@ -267,6 +270,9 @@ def _decode_list(t: pa.DataType, data: np.ndarray, pos: np.ndarray, is_map: bool
     m = int(offsets[-1])
     if m > np.iinfo(np.int32).max:
         raise FlussError("a stored nested value has more than 2^31 elements", ErrorCode.KV_STORAGE_EXCEPTION)
+    if m > len(data):  # every element takes at least one byte: a hostile count must not size the allocations
+        raise FlussError(f"stored nested values claim {m} elements in a {len(data)}-byte buffer",
+                         ErrorCode.CORRUPT_RECORD_EXCEPTION)
     parent = np.repeat(np.arange(n), counts)
     local = np.arange(m) - np.repeat(offsets[:-1], counts)
     flagged = _item_validity(data, pos + 4, parent, local)

@@ -4,8 +4,11 @@ writers that only speak Arrow re-encoded by the leader, and the format combinati
 
 from __future__ import annotations
 
+import asyncio
+import struct
 import time
 
+import crc32c
 import pyarrow as pa
 import pytest
 
@@ -19,7 +22,7 @@ from fluss import (
     TableDescriptor,
     TablePath,
 )
-from fluss.record.log_batch import build_batch, iter_batches
+from fluss.record.log_batch import HEADER_SIZE, build_batch, iter_batches
 from fluss.rpc.gen import fluss_api_pb2 as pb
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -112,15 +115,26 @@ async def test_arrow_batches_are_re_encoded_by_the_leader_and_other_row_formats_
     leader = conn.cluster.leader_address(meta, TableBucket(info.table_id, 0))
 
     async def produce(data: bytes):
-        return await conn.run(conn.cluster.tablet_call(leader, "ProduceLog", pb.ProduceLogRequest(
-            acks=-1, table_id=info.table_id, timeout_ms=10_000,
-            buckets=[pb.ProduceBucketPb(partition_id=-1, bucket_id=0, records=data)])))
+        deadline = time.monotonic() + 20
+        while True:  # the leader hosts the bucket once the coordinator's notification has reached it
+            resp = await conn.run(conn.cluster.tablet_call(leader, "ProduceLog", pb.ProduceLogRequest(
+                acks=-1, table_id=info.table_id, timeout_ms=10_000,
+                buckets=[pb.ProduceBucketPb(partition_id=-1, bucket_id=0, records=data)])))
+            if resp.buckets[0].error.code != ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION or time.monotonic() > deadline:
+                return resp
+            await asyncio.sleep(0.1)
 
     ok = await produce(build_batch(batch, schema_id=info.schema_id))  # ARROW, as the Flink sink writes
     assert ok.buckets[0].error.code == 0
     refused = await produce(build_batch(batch, schema_id=info.schema_id, log_format="COMPACTED"))
     assert refused.buckets[0].error.code == ErrorCode.CORRUPT_RECORD_EXCEPTION
-    assert "A COMPACTED log batch cannot be appended to table" in refused.buckets[0].error.message
+    assert "the body is COMPACTED, but the table's table.log.format is INDEXED" in refused.buckets[0].error.message
+    hostile = bytearray(build_batch(batch, schema_id=info.schema_id, log_format="INDEXED"))
+    hostile[HEADER_SIZE + 4 * 5] ^= 0x40  # the first row's schema id, under a valid CRC
+    struct.pack_into("<I", hostile, 0, crc32c.crc32c(bytes(hostile[4:])))
+    refused = await produce(bytes(hostile))
+    assert refused.buckets[0].error.code == ErrorCode.CORRUPT_RECORD_EXCEPTION
+    assert "the INDEXED rows do not decode" in refused.buckets[0].error.message
     assert await _stored_formats(conn, table) == ["INDEXED"]
     assert [r.row for r in await _records(table, 5)] == [_row(i) for i in range(5)]
 

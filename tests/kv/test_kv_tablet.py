@@ -342,7 +342,7 @@ def test_prefix_lookup_on_a_bucket_key_prefix(tmp_path):
 def test_the_tablets_own_keys_are_never_rows(tmp_path):
     """Found by the protocol fuzzer: an empty (or 0xff) prefix reached the tablet's reserved keys and returned
     their values as rows (KV_STORAGE_EXCEPTION: "a stored KV value has 8 bytes ...")."""
-    from fluss.server.kv.row_codec import decode_rows
+    from fluss.record.indexed_rows import decode_rows
     from fluss.server.kv.tablet import FLUSHED_OFFSET_KEY, ROW_COUNT_KEY
 
     schema = RowSchema([Column("a", DataTypes.INT()), Column("v", DataTypes.INT())], ["a"])

@@ -70,10 +70,11 @@ class Replica:
         self.zstd_level = LOG_ARROW_COMPRESSION_ZSTD_LEVEL.value_of(props)
         self.name = f"table {table.table_path} bucket {bucket.bucket_id}" + (
             f" of partition {bucket.partition_id}" if bucket.partition_id is not None else "")
+        self.log_format = log_format_of(props)  # body format of the batches this bucket's log stores
         arrow_schema = table.row_schema.to_arrow()
         self.validator = BatchValidator(self.name, table.schema_id, arrow_schema,
-                                        [arrow_schema.names.index(k) for k in table.get_primary_keys()])
-        self.log_format = log_format_of(props)  # body format of the batches this bucket's log stores
+                                        [arrow_schema.names.index(k) for k in table.get_primary_keys()],
+                                        self.log_format)
         self.log = LogTablet.open(directory, self.log_config, self.name)
         self.leader_id = -1
         self.leader_epoch = -1
