@@ -152,6 +152,41 @@ async def test_bad_nested_rows_are_refused_at_append_naming_the_path_and_are_not
     assert end == {0: 1}  # only the good row reached the log
 
 
+async def test_the_servers_refuse_a_null_inside_a_not_null_nested_value_from_a_raw_writer(conn, admin, database):
+    """A writer that skips the client's checks: ProduceLog and PutKv batches whose Arrow body is valid but holds a
+    null where a nested NOT NULL is declared are refused by the leader, naming the path; nothing is written."""
+    from fluss import TableBucket
+    from fluss.record.log_batch import build_batch
+
+    loose = pa.schema([f.with_type(pa.list_(pa.string())) if f.name == "tags" else f for f in EVENTS])
+    rows = pa.RecordBatch.from_pylist([{**_event(1), "tags": ["a", None]}], schema=loose)
+    cases = [("raw_log", None, "ProduceLog", None), ("raw_pk", ["id"], "PutKv", [3])]
+    for name, keys, rpc, types in cases:
+        table = await _table(conn, admin, database, name, EVENTS, primary_keys=keys, bucket_count=1)
+        info = table.get_table_info()
+        meta = await conn.run(conn.cluster.table(info.table_path, refresh=True))
+        leader = conn.cluster.leader_address(meta, TableBucket(info.table_id, 0))
+        data = build_batch(rows, schema_id=info.schema_id, change_types=types)
+        if rpc == "ProduceLog":
+            request = pb.ProduceLogRequest(acks=-1, table_id=info.table_id, timeout_ms=10_000,
+                                           buckets=[pb.ProduceBucketPb(partition_id=-1, bucket_id=0, records=data)])
+        else:
+            request = pb.PutKvRequest(acks=-1, table_id=info.table_id, timeout_ms=10_000,
+                                      buckets=[pb.PutKvBucketPb(partition_id=-1, bucket_id=0, records=data)])
+        deadline = time.monotonic() + 20
+        while True:  # the leader hosts the bucket once the coordinator's notification has reached it
+            error = (await conn.run(conn.cluster.tablet_call(leader, rpc, request))).buckets[0].error
+            if error.code not in (ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION, ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION) \
+                    or time.monotonic() > deadline:
+                break
+            await asyncio.sleep(0.1)
+        assert error.code == ErrorCode.INVALID_TABLE_EXCEPTION, error
+        assert f"{rpc} to table {info.table_path}" in error.message
+        assert "at tags[1]: null value where NOT NULL is declared" in error.message
+        end = await conn.get_admin().list_offsets(info.table_path, [0], __import__("fluss").OffsetSpec.latest())
+        assert end == {0: 0}
+
+
 async def test_nested_key_columns_are_refused_by_the_servers(conn, admin, database):
     tags = pa.schema([("id", pa.int32()), ("tags", pa.list_(pa.string())), ("region", pa.struct([("a", pa.int32())]))])
     with pytest.raises(FlussError, match="bucket key column 'tags' has type ARRAY<STRING>: ARRAY, MAP and ROW "

@@ -64,7 +64,6 @@ class KvReplica:
         self._flush_target = -1
         self._flush_queued = False
         self.flush_listener: Callable[[float], None] | None = None  # flush ms (metrics; on the KV executor)
-        self._nested_columns = [c for c in replica.table.row_schema.columns if c.data_type.is_nested]
 
     @property
     def local_dir(self) -> Path:
@@ -147,9 +146,9 @@ class KvReplica:
         validated = replica.validator.validate(records, target_columns)  # every batch, before any is applied
         for v in validated:  # routed by the table's bucket function
             replica.routing.check_rows(v.rows, replica.bucket.bucket_id)
-        if self._nested_columns:  # nested NOT NULL, on every validated batch before any is applied
+        if replica.nested_columns:  # nested NOT NULL, on every validated batch before any is applied
             for v in validated:
-                check_stored_nested(v.rows, self._nested_columns, f"PutKv to {replica.bucket}")
+                check_stored_nested(v.rows, replica.nested_columns, f"PutKv to {replica.name}")
         for v in validated:
             batch, rows = v.batch, v.rows
             earlier = log_.writers.check(batch.writer_id, batch.batch_sequence, replica.name, allow_gap=True)

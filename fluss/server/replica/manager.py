@@ -22,6 +22,7 @@ import pyarrow as pa
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket, TableInfo
+from fluss.nested_values import check_stored_nested
 from fluss.record.log_batch import HEADER_SIZE, iter_batches, project_batch, read_header, reformat_batch
 from fluss.record.log_format import ARROW
 from fluss.rpc.errors import error_info
@@ -345,6 +346,9 @@ class ReplicaManager:
         validated = replica.validator.validate(records)
         for v in validated:  # routed by the table's bucket function
             replica.routing.check_rows(v.rows, replica.bucket.bucket_id)
+        if replica.nested_columns:  # NOT NULL inside nested values, on every batch before any is appended
+            for v in validated:
+                check_stored_nested(v.rows, replica.nested_columns, f"ProduceLog to {replica.name}")
         if all(v.batch.body_format == replica.log_format for v in validated):
             batches = [v.batch for v in validated]
             return replica.log.append_as_leader(records, replica.leader_epoch, commit_timestamp, batches=batches)

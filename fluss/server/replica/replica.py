@@ -71,6 +71,7 @@ class Replica:
         self.name = f"table {table.table_path} bucket {bucket.bucket_id}" + (
             f" of partition {bucket.partition_id}" if bucket.partition_id is not None else "")
         self.log_format = log_format_of(props)  # body format of the batches this bucket's log stores
+        self.nested_columns = [c for c in table.row_schema.columns if c.data_type.is_nested]
         arrow_schema = table.row_schema.to_arrow()
         self.validator = BatchValidator(self.name, table.schema_id, arrow_schema,
                                         [arrow_schema.names.index(k) for k in table.get_primary_keys()],
