@@ -60,42 +60,6 @@ def row_codec_of(fmt: str):
         raise FlussError(f"{fmt} is not a row format (INDEXED or COMPACTED)", ErrorCode.CLIENT_ERROR) from None
 
 
-def conform_log_format(records: bytes, log_format: str, schema, where: str) -> bytes:
-    """Client batches in ``log_format``: an ARROW batch for a row-format log is re-encoded (header fields, writer
-    id and sequence kept), a batch already in the format is kept as it is, any other is refused (naming ``where``
-    and both formats). A row-format body must at least hold its row lengths and rows."""
-    from fluss.record.log_batch import iter_batches, reformat_batch
-
-    batches = list(iter_batches(records))
-    if all(b.body_format == log_format for b in batches):
-        for b in batches:
-            if log_format != ARROW:
-                _check_row_body(b, where)
-        return records
-    out = []
-    for b in batches:
-        if b.body_format == log_format:
-            if log_format != ARROW:
-                _check_row_body(b, where)
-            out.append(bytes(b.raw))
-        elif b.body_format == ARROW and log_format != ARROW:
-            out.append(reformat_batch(b, schema, log_format))
-        else:
-            raise FlussError(f"A {b.body_format} log batch cannot be appended to {where}, whose {LOG_FORMAT} is "
-                             f"{log_format}", ErrorCode.CORRUPT_RECORD_EXCEPTION)
-    return b"".join(out)
-
-
-def _check_row_body(batch, where: str) -> None:
-    import numpy as np
-
-    n = batch.record_count
-    body = np.frombuffer(batch.raw, dtype=np.uint8, offset=batch._ipc_position)
-    if len(body) < 4 * n or int(body[: 4 * n].view("<u4").astype(np.int64).sum()) > len(body) - 4 * n:
-        raise FlussError(f"Corrupt {batch.body_format} log batch for {where}: its {n} rows do not fit its body of "
-                         f"{len(body)} bytes", ErrorCode.CORRUPT_RECORD_EXCEPTION)
-
-
 def require_arrow_log_format(info, what: str) -> None:
     """Raise for a table whose log is not ARROW: ``what`` (e.g. "Column projection") needs Arrow batches."""
     fmt = log_format_of(info.get_properties())
@@ -106,6 +70,6 @@ def require_arrow_log_format(info, what: str) -> None:
 
 __all__ = [
     "ARROW", "COMPACTED", "DEFAULT_KV_FORMAT", "DEFAULT_LOG_FORMAT", "INDEXED", "KV_FORMAT", "KV_FORMATS",
-    "LOG_FORMAT", "LOG_FORMATS", "conform_log_format", "kv_format_of", "log_format_of", "require_arrow_log_format",
+    "LOG_FORMAT", "LOG_FORMATS", "kv_format_of", "log_format_of", "require_arrow_log_format",
     "row_codec_of",
 ]  # fmt: skip

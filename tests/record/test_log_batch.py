@@ -345,7 +345,6 @@ if __name__ == "__main__":  # pragma: no cover
 
 def test_row_formats_round_trip_with_change_types_and_keep_their_header_fields():
     import fluss.record.log_batch as lb
-    from fluss.record.log_format import conform_log_format
 
     schema = pa.schema([("id", pa.int64()), ("tags", pa.list_(pa.string())), ("s", pa.string())])
     rows = pa.RecordBatch.from_pylist([{"id": i, "tags": ["x"] * i, "s": None if i % 2 else "v"} for i in range(9)],
@@ -361,12 +360,7 @@ def test_row_formats_round_trip_with_change_types_and_keep_their_header_fields()
         arrow = lb.LogBatch(lb.reformat_batch(batch, schema, "ARROW", lb.COMPRESSION_ZSTD))
         assert arrow.body_format == "ARROW" and arrow.to_arrow(schema).equals(rows)
         assert (arrow.writer_id, arrow.batch_sequence, arrow.schema_id) == (7, 3, 4)
-        # an Arrow batch for a row-format log becomes that format, one of the format is kept as it is
-        converted = conform_log_format(bytes(arrow.raw), fmt, schema, "t")
-        assert converted == data
-        assert conform_log_format(data, fmt, schema, "t") == data
-        with pytest.raises(FlussError, match=f"A {fmt} log batch cannot be appended to t, whose table.log.format"):
-            conform_log_format(data, "ARROW", schema, "t")
+        assert lb.reformat_batch(arrow, schema, fmt) == data  # and back, byte for byte
 
 
 def test_row_format_headers_with_compression_or_unknown_formats_are_corrupt():
