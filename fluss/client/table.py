@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from fluss.client.batch_scanner import BatchScanner
+from fluss.client.batch_scanner import BatchScanner, kv_state_scanner
 from fluss.client.lookup import TableLookup
 from fluss.client.scanner import LogScanner
 from fluss.client.upsert import TableUpsert
@@ -103,6 +103,15 @@ class TableScan:
         if not info.has_primary_key():
             require_arrow_log_format(info, "A bucket batch scan of a log table")
         return BatchScanner(self._table._conn, info, bucket, self._projection, self._limit)
+
+    def create_kv_state_scanner(self, bucket: TableBucket) -> BatchScanner:
+        """Beyond the official API: a scanner of a primary-key bucket's whole current state (no limit; used by
+        union reads and the lake tiering job)."""
+        info = self._table.get_table_info()
+        if not info.has_primary_key():
+            raise FlussError(f"create_kv_state_scanner() reads a primary-key table; '{info.table_path}' has none",
+                             ErrorCode.CLIENT_ERROR)
+        return kv_state_scanner(self._table._conn, info, bucket)
 
     def _refuse_limit(self, method: str) -> None:
         if self._limit is not None:

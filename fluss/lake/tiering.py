@@ -40,7 +40,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fluss.client.batch_scanner import kv_state_scanner
 from fluss.key.partition import name_to_spec, partition_name_array
 from fluss.lake.config import freshness_ms
 from fluss.lake.log_range import BucketKey, iter_log_range, key_of
@@ -219,8 +218,8 @@ async def _write_kv_state(table, lake: PaimonLake, writer: LakeWriter, info: Tab
     """Writes a primary-key bucket's current KV state (as +I, and -D for lake keys it no longer has); returns the
     log offset the state covers and the number of rows written."""
     pid, bucket = key
-    scanner = kv_state_scanner(table._conn, info, TableBucket(info.table_id, bucket, None if pid == NO_PARTITION
-                                                              else pid))
+    scanner = table.new_scan().create_kv_state_scanner(
+        TableBucket(info.table_id, bucket, None if pid == NO_PARTITION else pid))
     rows = await scanner.to_arrow()
     kv_offset = int(scanner.log_offset or 0)
     changes = [(rows, _INSERT)]

@@ -31,7 +31,6 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from fluss.client.batch_scanner import kv_state_scanner
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.bucket_function import bucketing_of
 from fluss.key.partition import name_to_spec, partition_name_array
@@ -83,8 +82,9 @@ async def union_read(conn, table_path: TablePath, *, warehouse: str | None = Non
                               info.get_primary_keys())
     if not gaps:
         return merged
+    scan = (await conn.get_table(table_path)).new_scan()
     current = await asyncio.gather(*(
-        kv_state_scanner(conn, info, TableBucket(info.table_id, bucket, pid)).to_arrow()
+        scan.create_kv_state_scanner(TableBucket(info.table_id, bucket, pid)).to_arrow()
         for pid, bucket in gaps))
     return pa.concat_tables([merged, *(_conform(rows, merged.schema) for rows in current)])
 
