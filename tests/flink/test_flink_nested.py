@@ -181,7 +181,7 @@ def _nested_columns(draw):
     return [(f"c{i}", t) for i, t in enumerate(types)]
 
 
-@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 async def test_random_nested_schemas_round_trip_flink_sql_insert_and_select(batch_env, conn, admin, flink_db, data):
     columns = data.draw(_nested_columns())
