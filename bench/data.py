@@ -60,3 +60,35 @@ def with_timestamp(batch: pa.RecordBatch, ts_us: int) -> pa.RecordBatch:
 def arrow_bytes_per_row(batch: pa.RecordBatch) -> float:
     """Bytes per row in Arrow memory (values plus string offsets), the basis of every MB/s figure."""
     return batch.nbytes / max(1, batch.num_rows)
+
+
+# The nested table of ``log.append.nested`` / ``log.scan.nested``: ``ts`` and ``seq`` as above, then an array of
+# 5 ints, a map of 3 entries and a row of 3 fields: the shapes of issue 14's benchmark, next to the flat table.
+NESTED_ARRAY_LEN = 5
+NESTED_MAP_KEYS = ("k0", "k1", "k2")
+NESTED_SCHEMA = pa.schema([
+    ("ts", pa.int64()), ("seq", pa.int64()),
+    ("tags", pa.list_(pa.int32())),
+    ("attrs", pa.map_(pa.string(), pa.int32())),
+    ("point", pa.struct([("x", pa.int32()), ("y", pa.float64()), ("name", pa.string())])),
+])
+
+
+def make_nested_batch(n: int, seed: int = 0, start_seq: int = 0) -> pa.RecordBatch:
+    """``n`` rows of ``NESTED_SCHEMA`` as one record batch, built from numpy buffers (no per-row Python)."""
+    rng = np.random.default_rng(seed)
+    tags = pa.ListArray.from_arrays(
+        pa.array(np.arange(0, (n + 1) * NESTED_ARRAY_LEN, NESTED_ARRAY_LEN, dtype=np.int32)),
+        pa.array(rng.integers(0, 2**31 - 1, n * NESTED_ARRAY_LEN, dtype=np.int32)))
+    width = len(NESTED_MAP_KEYS)
+    keys = pa.array(np.tile(np.array(NESTED_MAP_KEYS, dtype=object), n), pa.string())
+    attrs = pa.MapArray.from_arrays(pa.array(np.arange(0, (n + 1) * width, width, dtype=np.int32)), keys,
+                                    pa.array(rng.integers(0, 2**31 - 1, n * width, dtype=np.int32)))
+    point = pa.StructArray.from_arrays(
+        [pa.array(rng.integers(0, 2**31 - 1, n, dtype=np.int32)), pa.array(rng.random(n)), _strings(rng, n, "p")],
+        fields=list(NESTED_SCHEMA.field("point").type))
+    return pa.record_batch([
+        pa.array(np.zeros(n, dtype=np.int64)),
+        pa.array(np.arange(start_seq, start_seq + n, dtype=np.int64)),
+        tags, attrs, point,
+    ], schema=NESTED_SCHEMA)

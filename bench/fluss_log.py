@@ -7,6 +7,9 @@
   earliest offset, ``to_arrow()`` to the latest offset, over the whole RF=1 table; projected reads 2 of 10 columns
   (the tablet server cuts the columns out of the Arrow batches). rows/s.
 - ``log.scan.*.tuned``: the same scans with ``TUNED_SCAN`` client settings.
+- ``log.append.nested`` / ``log.scan.nested``: the same append and full scan (RF=1, same rows per round, same
+  run) of a table with nested columns (``bench.data.NESTED_SCHEMA``: ``ts``, ``seq``, an array of 5 ints, a map
+  of 3 entries and a row of 3 fields), next to the flat 10-column table's ``log.append.rf1`` / ``log.scan.full``.
 - ``log.latency.p50`` / ``log.latency.p99``: a producer task writes ``latency_rate`` rows/s as one small batch
   every ``TICK_S`` (``writer.batch-timeout`` 2 ms, fetch wait-max-time ``POLL_TIMEOUT_MS``) with the send time in
   column ``ts``; a consumer task polls (``poll_arrow``) and takes ``poll return time - ts`` per row. Each round is
@@ -32,7 +35,15 @@ import pyarrow as pa
 
 import fluss
 from bench import fluss_kv
-from bench.data import PROJECTED, SCHEMA, arrow_bytes_per_row, make_batch, with_timestamp
+from bench.data import (
+    NESTED_SCHEMA,
+    PROJECTED,
+    SCHEMA,
+    arrow_bytes_per_row,
+    make_batch,
+    make_nested_batch,
+    with_timestamp,
+)
 from bench.model import FAILED, Measurement, Profile
 from bench.monitor import PeakRss
 from bench.raw import write_ipc
@@ -86,26 +97,28 @@ async def _connect(bootstrap: str, settings: dict[str, int] | None = None) -> fl
     return await fluss.FlussConnection.create(config)
 
 
-async def _create_table(conn: fluss.FlussConnection, name: str, replication: int) -> fluss.TablePath:
+async def _create_table(conn: fluss.FlussConnection, name: str, replication: int,
+                        schema: pa.Schema = SCHEMA) -> fluss.TablePath:
     admin = conn.get_admin()
     await admin.create_database("bench", ignore_if_exists=True)
     path = fluss.TablePath("bench", name)
     await admin.drop_table(path, ignore_if_not_exists=True)  # a cluster reused by hand starts clean
     props = {"table.replication.factor": str(replication), "table.log.arrow.compression.type": "ZSTD"}
-    await admin.create_table(path, fluss.TableDescriptor(fluss.Schema(SCHEMA), bucket_count=BUCKETS,
+    await admin.create_table(path, fluss.TableDescriptor(fluss.Schema(schema), bucket_count=BUCKETS,
                                                          properties=props))
     return path
 
 
 async def measure_append(conn: fluss.FlussConnection, path: fluss.TablePath, key: str, profile: Profile,
-                         pids: dict[str, int | None], system: str = "fluss") -> list[Measurement]:
+                         pids: dict[str, int | None], system: str = "fluss",
+                         make: Callable[..., pa.RecordBatch] = make_batch) -> list[Measurement]:
     """rows/s and MB/s of ``write_arrow_batch`` + ``flush`` over ``rounds`` rounds after ``APPEND_WARMUP`` rounds.
 
     Right after each counted round the same batch is also appended raw (``bench.raw.write_ipc``), so the ratio to
     the raw limit is also known per round, under the same load (``<key>.paired_raw``): the machine is shared.
     """
     n = profile.rows_per_round
-    batches = [make_batch(n, seed=r, start_seq=r * n) for r in range(profile.rounds + APPEND_WARMUP)]
+    batches = [make(n, seed=r, start_seq=r * n) for r in range(profile.rounds + APPEND_WARMUP)]
     mb_per_row = arrow_bytes_per_row(batches[0]) / 1e6
     rows = Measurement(system, key, "rows/s")
     paired = Measurement(system, key + ".paired_raw", "ratio",
@@ -135,14 +148,17 @@ async def measure_append(conn: fluss.FlussConnection, path: fluss.TablePath, key
 
 async def measure_scans(bootstrap: str, path: fluss.TablePath, profile: Profile, pids: dict[str, int | None],
                         suffix: str = "", extra: dict[str, int] | None = None,
-                        system: str = "fluss") -> list[Measurement]:
+                        system: str = "fluss", full_key: str = "log.scan.full",
+                        projected: bool = True) -> list[Measurement]:
     """Full and projected ``to_arrow()`` of the whole table, alternating, after one warm-up of each.
 
     ``extra`` client settings give a tuned variant (keys get ``suffix``); without it the defaults apply.
+    ``full_key`` names the full scan; ``projected=False`` measures it alone.
     """
     conn = await _connect(bootstrap, extra)
-    out = {None: Measurement(system, "log.scan.full" + suffix, "rows/s"),
-           "projected": Measurement(system, "log.scan.projected" + suffix, "rows/s")}
+    out = {None: Measurement(system, full_key + suffix, "rows/s")}
+    if projected:
+        out["projected"] = Measurement(system, "log.scan.projected" + suffix, "rows/s")
     rss_by: dict[str | None, dict[str, float]] = {}
     try:
         table = await conn.get_table(path)
@@ -246,6 +262,16 @@ async def measure_latency(bootstrap: str, path: fluss.TablePath, profile: Profil
     return [p50, p99]
 
 
+async def measure_nested(conn: fluss.FlussConnection, bootstrap: str, profile: Profile,
+                         pids: dict[str, int | None], system: str = "fluss") -> list[Measurement]:
+    """``log.append.nested`` then ``log.scan.nested``: the RF=1 append and full scan of ``NESTED_SCHEMA``."""
+    path = await _create_table(conn, "log_nested", 1, NESTED_SCHEMA)
+    out = await measure_append(conn, path, "log.append.nested", profile, pids, system, make_nested_batch)
+    out += await measure_scans(bootstrap, path, profile, pids, system=system, full_key="log.scan.nested",
+                               projected=False)
+    return out
+
+
 class _GrpcPollerNoise(logging.Filter):
     """Drops grpc.aio's harmless ``BlockingIOError`` from its completion-queue poller, logged by asyncio when
     two event loops in one process (ours and the client's I/O thread) both use grpc.aio."""
@@ -269,6 +295,7 @@ async def run_scenarios(bootstrap: str, pids: dict[str, int | None], profile: Pr
             ("log.scan", lambda: measure_scans(bootstrap, rf1, profile, pids, system=system)),
             ("log.scan.tuned", lambda: measure_scans(bootstrap, rf1, profile, pids, ".tuned", TUNED_SCAN, system)),
             ("log.latency", lambda: measure_latency(bootstrap, lat, profile, pids, system)),
+            ("log.nested", lambda: measure_nested(conn, bootstrap, profile, pids, system)),
         ]
         for name, step in steps:
             t0 = time.monotonic()

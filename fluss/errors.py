@@ -107,7 +107,15 @@ class FlussError(Exception):
         self.error_code = error_code
 
     def __str__(self) -> str:
-        return f"{error_name(self.error_code)}: {self.message}"
+        """As the official client: ``FlussError(code=15): message``, ``FlussError: message`` for a client error."""
+        if self.error_code == ErrorCode.CLIENT_ERROR:
+            return f"FlussError: {self.message}"
+        return f"FlussError(code={self.error_code}): {self.message}"
+
+    @property
+    def error_name(self) -> str:
+        """The constant name of the error code, e.g. ``TABLE_NOT_EXIST``."""
+        return error_name(self.error_code)
 
     def __repr__(self) -> str:
         return f"FlussError({self.message!r}, error_code={self.error_code})"

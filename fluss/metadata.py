@@ -8,13 +8,13 @@ strings (``fluss.types``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pyarrow as pa
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.rpc.gen import fluss_api_pb2 as pb
-from fluss.types import Column, RowSchema, parse_type
+from fluss.types import Column, RowSchema, display_type_text, parse_type
 
 EARLIEST_OFFSET = -2
 LATEST_OFFSET = -1
@@ -26,9 +26,9 @@ class TablePath:
 
     __slots__ = ("_database", "_table")
 
-    def __init__(self, database: str, table: str) -> None:
-        self._database = database
-        self._table = table
+    def __init__(self, database_name: str, table_name: str) -> None:
+        self._database = database_name
+        self._table = table_name
 
     @property
     def database_name(self) -> str:
@@ -81,7 +81,8 @@ class Schema:
         return [c.name for c in self._row_schema.columns]
 
     def get_column_types(self) -> list[str]:
-        return [str(c.data_type) for c in self._row_schema.columns]
+        """The column types as the official client shows them (``int NOT NULL``, ``array<string>``, ...)."""
+        return [display_type_text(c.data_type) for c in self._row_schema.columns]
 
     def get_columns(self) -> list[tuple[str, str]]:
         return list(zip(self.get_column_names(), self.get_column_types(), strict=True))
@@ -108,11 +109,12 @@ class Schema:
         return cls.of(RowSchema(columns, list(msg.primary_keys)))
 
     def __str__(self) -> str:
-        cols = ", ".join(f"{n} {t}" for n, t in self.get_columns())
-        pk = f", PRIMARY KEY ({', '.join(self.get_primary_keys())})" if self.get_primary_keys() else ""
-        return f"Schema({cols}{pk})"
+        """As the official client prints it: ``Schema: columns=[("id", "int NOT NULL"), ("name", "string")]``."""
+        return "Schema: columns=[" + ", ".join(f'("{n}", "{t}")' for n, t in self.get_columns()) + "]"
 
-    __repr__ = __str__
+    def __repr__(self) -> str:
+        pk = f", primary_keys={self.get_primary_keys()}" if self.get_primary_keys() else ""
+        return f"Schema({', '.join(f'{n} {t}' for n, t in self.get_columns())}{pk})"
 
 
 class TableDescriptor:
@@ -357,11 +359,36 @@ class DatabaseInfo:
         return f"DatabaseInfo({self._name!r}, {self._descriptor!r})"
 
 
-@dataclass(frozen=True)
 class PartitionInfo:
-    partition_id: int
-    partition_name: str
-    partition_spec: dict[str, str] = field(default_factory=dict, compare=False, hash=False)
+    """A partition of a partitioned table: its id (unique in the cluster), name and spec."""
+
+    __slots__ = ("_id", "_name", "_spec")
+
+    def __init__(self, partition_id: int, partition_name: str, partition_spec: dict[str, str] | None = None) -> None:
+        self._id = partition_id
+        self._name = partition_name
+        self._spec = dict(partition_spec or {})
+
+    @property
+    def partition_id(self) -> int:
+        return self._id
+
+    @property
+    def partition_name(self) -> str:
+        return self._name
+
+    @property
+    def partition_spec(self) -> dict[str, str]:
+        return dict(self._spec)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, PartitionInfo) and (self._id, self._name) == (other._id, other._name)
+
+    def __hash__(self) -> int:
+        return hash((self._id, self._name))
+
+    def __repr__(self) -> str:
+        return f"PartitionInfo(partition_id={self._id}, partition_name={self._name!r})"
 
     @classmethod
     def from_pb(cls, msg: pb.PartitionInfoPb) -> PartitionInfo:
@@ -375,25 +402,52 @@ class TableStats:
     row_count: int
 
 
-@dataclass(frozen=True)
 class ServerNode:
-    id: int
-    host: str
-    port: int
-    server_type: str
-    metrics_port: int = 0  # the Prometheus endpoint on ``host`` (0: the server exports no metrics)
+    """A server of the cluster: ``CoordinatorServer`` or ``TabletServer``; ``metrics_port`` is its Prometheus
+    endpoint on ``host`` (0: it exports no metrics; this client's addition)."""
+
+    __slots__ = ("_id", "_host", "_port", "_type", "_metrics_port")
+
+    def __init__(self, id: int, host: str, port: int, server_type: str,  # noqa: A002 - the official name
+                 metrics_port: int = 0) -> None:
+        self._id = id
+        self._host = host
+        self._port = port
+        self._type = server_type
+        self._metrics_port = metrics_port
+
+    id = property(lambda self: self._id)
+    host = property(lambda self: self._host)
+    port = property(lambda self: self._port)
+    server_type = property(lambda self: self._type)
+    metrics_port = property(lambda self: self._metrics_port)
+
+    def with_metrics_port(self, metrics_port: int) -> ServerNode:
+        return ServerNode(self._id, self._host, self._port, self._type, metrics_port)
 
     @property
     def uid(self) -> str:
-        return f"{'cs' if self.server_type == 'CoordinatorServer' else 'ts'}-{self.id}"
+        return f"{'cs' if self._type == 'CoordinatorServer' else 'ts'}-{self._id}"
 
     @property
     def address(self) -> str:
-        return f"{self.host}:{self.port}"
+        return f"{self._host}:{self._port}"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ServerNode) and self._key() == other._key()
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+    def _key(self) -> tuple:
+        return (self._id, self._host, self._port, self._type)
+
+    def __repr__(self) -> str:
+        return f"ServerNode(id={self._id}, host={self._host!r}, port={self._port}, server_type={self._type!r})"
 
     def to_pb(self) -> pb.ServerNodePb:
-        return pb.ServerNodePb(id=self.id, host=self.host, port=self.port, server_type=self.server_type,
-                               metrics_port=self.metrics_port)
+        return pb.ServerNodePb(id=self._id, host=self._host, port=self._port, server_type=self._type,
+                               metrics_port=self._metrics_port)
 
     @classmethod
     def from_pb(cls, msg: pb.ServerNodePb) -> ServerNode:
@@ -468,24 +522,44 @@ class OffsetSpec:
             self.kind, f"OffsetSpec.timestamp({self.timestamp_ms})")
 
 
-@dataclass
 class LakeSnapshot:
     """The latest lake snapshot of a table: the lake's snapshot id + the next Fluss offset to tier per bucket
-    (the official client's ``LakeSnapshot``: ``snapshot_id``, ``table_buckets_offset``, ``get_bucket_offset``,
-    ``get_table_buckets``)."""
+    (the official client's ``LakeSnapshot``: read-only ``snapshot_id`` and ``table_buckets_offset``,
+    ``get_bucket_offset``, ``get_table_buckets``; ``table_id``, ``max_timestamps``, ``partition_names`` and
+    ``commit_time`` are this client's additions)."""
 
-    snapshot_id: int
-    table_buckets_offset: dict[TableBucket, int] = field(default_factory=dict)
-    table_id: int = -1
-    max_timestamps: dict[TableBucket, int] = field(default_factory=dict)
-    partition_names: dict[int, str] = field(default_factory=dict)
-    commit_time: int = 0
+    def __init__(self, snapshot_id: int, table_buckets_offset: dict[TableBucket, int] | None = None,
+                 table_id: int = -1, max_timestamps: dict[TableBucket, int] | None = None,
+                 partition_names: dict[int, str] | None = None, commit_time: int = 0) -> None:
+        self._snapshot_id = snapshot_id
+        self._offsets = dict(table_buckets_offset or {})
+        self.table_id = table_id
+        self.max_timestamps = dict(max_timestamps or {})
+        self.partition_names = dict(partition_names or {})
+        self.commit_time = commit_time
+
+    @property
+    def snapshot_id(self) -> int:
+        return self._snapshot_id
+
+    @property
+    def table_buckets_offset(self) -> dict[TableBucket, int]:
+        return self._offsets
 
     def get_bucket_offset(self, bucket: TableBucket) -> int | None:
-        return self.table_buckets_offset.get(bucket)
+        return self._offsets.get(bucket)
 
     def get_table_buckets(self) -> list[TableBucket]:
-        return sorted(self.table_buckets_offset)
+        return sorted(self._offsets)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, LakeSnapshot) and (self._snapshot_id, self._offsets, self.table_id) == (
+            other._snapshot_id, other._offsets, other.table_id)
+
+    __hash__ = None  # mutable
+
+    def __str__(self) -> str:
+        return self.__repr__()
 
     @classmethod
     def from_pb(cls, msg: pb.LakeSnapshotPb) -> LakeSnapshot:

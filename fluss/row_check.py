@@ -4,8 +4,9 @@ The official client turns each row into its binary form inside ``append``/``upse
 written raises right there. This client converts rows column-at-a-time later (``fluss.row_convert``), which is
 much faster, so a :class:`RowChecker` does the same checks up front, per row, and cheaply:
 
-- shape: a dict, list or tuple; a dict has exactly the expected column names (unknown and missing ones are
-  named), a list/tuple has one of the accepted lengths;
+- shape: a dict, list or tuple; a dict names only the expected columns (an unknown one is named) and may leave
+  out a nullable column, which is then null, as in the official client (a missing NOT NULL column is named); a
+  list/tuple has one of the accepted lengths;
 - Python types per column, with ``None`` only in nullable columns (the values accepted per type are those of
   ``fluss.row_convert``). The tuple of value types of a row is its *signature*; signatures already seen to be
   valid are remembered, so a stream of well-typed rows costs one ``tuple(map(type, ...))`` and a set lookup;
@@ -14,8 +15,11 @@ much faster, so a :class:`RowChecker` does the same checks up front, per row, an
   TIMESTAMP.
 
 A failure raises ``FlussError`` naming the table, the call, the row, the column (with its type) and the reason.
-Anything a row still fails on when its chunk is converted makes the writer's ``flush()`` raise (see
-``fluss.client.writer``). Column types the checker does not know (nested types) are left to the conversion.
+Values of ARRAY, MAP and ROW columns are walked to every depth with the rules of ``fluss.nested_values``
+(container types, ``NOT NULL`` at any level, map keys never null, ROW fields by name or position, every scalar
+check above on the leaves), and a failure names the path inside the value, e.g. ``column 'attrs'
+(MAP<STRING NOT NULL, ARRAY<INT>>): at attrs['k'][1]: expected int, got str 'two'``. Anything a row still fails on
+when its chunk is converted makes the writer's ``flush()`` raise (see ``fluss.client.writer``).
 """
 
 from __future__ import annotations
@@ -23,13 +27,14 @@ from __future__ import annotations
 import datetime as _dt
 import decimal
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from operator import itemgetter
 
 import numpy as np
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.types import (
+    ARRAY,
     BINARY,
     BOOLEAN,
     CHAR,
@@ -38,13 +43,16 @@ from fluss.types import (
     FLOAT,
     FLOAT_ROOTS,
     INTEGER_ROOTS,
+    MAP,
+    ROW,
     TIMESTAMP,
     Column,
+    DataType,
     RowSchema,
 )
 
 _KNOWN_ROOTS = frozenset({BOOLEAN, *INTEGER_ROOTS, *FLOAT_ROOTS, CHAR, "STRING", BINARY, "BYTES", DECIMAL, DATE,
-                          "TIME", TIMESTAMP, "TIMESTAMP_LTZ"})
+                          "TIME", TIMESTAMP, "TIMESTAMP_LTZ", ARRAY, MAP, ROW})
 _INT_RANGE = {"TINYINT": 7, "SMALLINT": 15, "INT": 31, "BIGINT": 63}
 _FLOAT32_MAX = 3.4028234663852886e38
 #: Valid signatures remembered per checker (a bound, so rows of ever-changing types cannot grow it forever).
@@ -75,6 +83,12 @@ def _accepted(root: str) -> tuple[tuple[type, ...], tuple[type, ...], str]:
         return (_dt.date,), (_dt.datetime,), "datetime.date"
     if root == "TIME":
         return (_dt.time,), (), "datetime.time"
+    if root == ARRAY:
+        return (list, tuple), (), "a list or tuple"
+    if root == MAP:
+        return (Mapping, list, tuple), (), "a dict or a list of (key, value) pairs"
+    if root == ROW:
+        return (Mapping, list, tuple), (), "a dict or a list/tuple of field values"
     return (_dt.datetime,), (), "datetime.datetime"
 
 
@@ -131,7 +145,144 @@ class _ColumnRule:
             return lambda v: None if v.tzinfo is None else (
                 "time-zone-aware datetime given for TIMESTAMP (without time zone); pass a naive datetime, "
                 "or use a TIMESTAMP_LTZ column")
+        if dtype.is_nested:
+            walk = _nested_walker(dtype)
+            name = self.col.name
+
+            def nested(v, walk=walk, name=name) -> str | None:
+                problem = walk(v)
+                return None if problem is None else f"at {name}{problem[0]}: {problem[1]}"
+
+            return nested
         return None
+
+
+# ------------------------------------------------------------------------------ values of nested columns
+
+#: A walker gives (path inside the value, what is wrong) for a non-null value of its type, or None.
+_Walker = Callable[[object], "tuple[str, str] | None"]
+_NOT_NULL = "null value where NOT NULL is declared"
+
+
+def _child(dtype: DataType) -> _Walker:
+    """A walker for a child value, which may be null (refused where the child type is NOT NULL)."""
+    walk = _nested_walker(dtype)
+    if dtype.nullable:
+        return lambda v: None if v is None else walk(v)
+    return lambda v: ("", _NOT_NULL) if v is None else walk(v)
+
+
+def _nested_walker(dtype: DataType) -> _Walker:
+    """The walker of a type: a leaf gets the scalar column rules, a nested type checks its container, then its
+    children (paths as ``fluss.nested_values``: ``[i]``, ``['key']``, ``{key #i}``, ``.field``)."""
+    if dtype.root == ARRAY:
+        return _array_walker(dtype)
+    if dtype.root == MAP:
+        return _map_walker(dtype)
+    if dtype.root == ROW:
+        return _row_walker(dtype)
+    return _leaf_walker(dtype)
+
+
+def _container_problem(v: object, accepted: tuple[type, ...], what: str) -> tuple[str, str] | None:
+    if isinstance(v, accepted) and not isinstance(v, str | bytes):
+        return None
+    return "", f"expected {what}, got {type(v).__name__} {short_repr(v, 60)}"
+
+
+def _leaf_walker(dtype: DataType) -> _Walker:
+    rule = _ColumnRule(Column("value", dtype.with_nullable(True)))
+
+    def walk(v: object) -> tuple[str, str] | None:
+        kind = type(v)
+        problem = rule.type_problem(kind)
+        if problem is not None:
+            return "", f"{problem} {short_repr(v, 40)}"
+        bounds = rule.int_range(kind)
+        if bounds is not None and not bounds[0] <= v <= bounds[1]:
+            return "", f"value {short_repr(v)} is out of range for {rule.root}"
+        check = rule.value_check(kind)
+        problem = None if check is None else check(v)
+        return None if problem is None else ("", problem)
+
+    return walk
+
+
+def _array_walker(dtype: DataType) -> _Walker:
+    element = _child(dtype.element_type)
+
+    def walk(v: object) -> tuple[str, str] | None:
+        problem = _container_problem(v, (list, tuple), "a list or tuple")
+        if problem is not None:
+            return problem
+        for i, e in enumerate(v):
+            problem = element(e)
+            if problem is not None:
+                return f"[{i}]{problem[0]}", problem[1]
+        return None
+
+    return walk
+
+
+def _map_walker(dtype: DataType) -> _Walker:
+    key, value = _nested_walker(dtype.key_type), _child(dtype.value_type)
+
+    def walk(v: object) -> tuple[str, str] | None:
+        problem = _container_problem(v, (Mapping, list, tuple), "a dict or a list of (key, value) pairs")
+        if problem is not None:
+            return problem
+        if isinstance(v, Mapping):
+            entries = v.items()
+        else:
+            for pos, entry in enumerate(v):
+                if not isinstance(entry, list | tuple) or len(entry) != 2:
+                    return f"{{entry #{pos}}}", f"expected a (key, value) pair, got {short_repr(entry, 60)}"
+            entries = v
+        for pos, (k, item) in enumerate(entries):
+            if k is None:
+                return f"{{key #{pos}}}", "null map key (map keys are NOT NULL)"
+            problem = key(k)
+            if problem is not None:
+                return f"{{key #{pos}}}{problem[0]}", problem[1]
+            problem = value(item)
+            if problem is not None:
+                return f"[{short_repr(k, 60)}]{problem[0]}", problem[1]
+        return None
+
+    return walk
+
+
+def _row_walker(dtype: DataType) -> _Walker:
+    fields = [(f.name, f.data_type.nullable, _child(f.data_type)) for f in dtype.fields]
+    names = [f.name for f in dtype.fields]
+    name_set = frozenset(names)
+
+    def walk(v: object) -> tuple[str, str] | None:
+        problem = _container_problem(v, (Mapping, list, tuple), "a dict or a list/tuple of field values")
+        if problem is not None:
+            return problem
+        if isinstance(v, Mapping):
+            unknown = [k for k in v if k not in name_set]
+            if unknown:
+                return "", f"unknown ROW field {unknown[0]!r} (fields: {', '.join(names)})"
+            for name, nullable, child in fields:
+                if name not in v:
+                    if not nullable:
+                        return f".{name}", f"missing non-nullable row field '{name}'"
+                    continue
+                problem = child(v[name])
+                if problem is not None:
+                    return f".{name}{problem[0]}", problem[1]
+            return None
+        if len(v) != len(fields):
+            return "", f"a ROW of {len(fields)} fields ({', '.join(names)}) got {len(v)} values"
+        for (name, _, child), item in zip(fields, v, strict=True):
+            problem = child(item)
+            if problem is not None:
+                return f".{name}{problem[0]}", problem[1]
+        return None
+
+    return walk
 
 
 def _decimal_problem(v, precision: int, scale: int, text: str) -> str | None:
@@ -189,8 +340,8 @@ class RowChecker:
             except KeyError:
                 values = None
             if values is None or (self._extra != "any" and len(row) != len(self._names)):
-                self._check_keys(row)  # raises for a missing or unknown column
-                values = self._dict_values(row)
+                self._check_keys(row)  # raises for an unknown column or a missing NOT NULL one
+                values = tuple(map(row.get, self._names))  # an omitted nullable column is null
         elif kind is tuple or kind is list or isinstance(row, list | tuple):
             try:
                 get = self._positional[len(row)]
@@ -240,9 +391,10 @@ class RowChecker:
             unknown = []
         if unknown:
             raise self._error(row, None, f"has unknown column '{unknown[0]}' (columns: {', '.join(self._names)})")
-        missing = [n for n in self._names if n not in keys]
+        missing = [rule.col for rule in self._rules if rule.col.name not in keys and not rule.nullable]
         if missing:
-            raise self._error(row, None, f"is missing column '{missing[0]}' (columns: {', '.join(self._names)})")
+            raise self._error(row, None, f"is missing non-nullable field '{missing[0].name}' "
+                                         f"({missing[0].data_type}; columns: {', '.join(self._names)})")
 
     def _lengths_text(self) -> str:
         return " or ".join(str(n) for n in sorted(self._positional, reverse=True)) + \

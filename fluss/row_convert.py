@@ -38,7 +38,7 @@ import datetime as _dt
 import decimal
 import math
 from collections.abc import Mapping, Sequence
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 
 import numpy as np
 import pyarrow as pa
@@ -103,11 +103,26 @@ def _short(value: object) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _column_error(col: Column, row: int | None, what: str, code: int = ErrorCode.CLIENT_ERROR) -> FlussError:
-    where = f"column '{col.name}' ({col.data_type})"
-    if row is not None:
-        where += f" row {row}"
-    return FlussError(f"{where}: {what}", code)
+class ColumnValueError(FlussError):
+    """A value of a column refused: the message names the column and row; ``row`` and ``what`` are kept for
+    callers that report it from another place (a value nested in an ARRAY, MAP or ROW)."""
+
+    def __init__(self, col: Column, row: int | None, what: str, code: int = ErrorCode.CLIENT_ERROR,
+                 path: str = "") -> None:
+        where = f"column '{col.name}' ({col.data_type})"
+        if row is not None:
+            where += f" row {row}"
+        if path:
+            where += f", at {col.name}{path}"
+        super().__init__(f"{where}: {what}", code)
+        self.column = col.name
+        self.row = row
+        self.what = what
+
+
+def _column_error(col: Column, row: int | None, what: str, code: int = ErrorCode.CLIENT_ERROR,
+                  path: str = "") -> FlussError:
+    return ColumnValueError(col, row, what, code, path)
 
 
 # ================================================================================== rows -> batch
@@ -222,21 +237,28 @@ def _positional_columns(
 def _dict_columns(
     rows: Sequence, schema: RowSchema, targets: list[int], first_row: int = 0
 ) -> list[list | None]:
+    """Columns of dict rows. A nullable column may be left out of a row (it is null, as in the official client);
+    a NOT NULL one must be there. Unknown keys are refused."""
     ncols = len(schema.columns)
     names = [schema.columns[t].name for t in targets]
     out: list[list | None] = [None] * ncols
+    omitted = False
     for t, name in zip(targets, names, strict=True):
         try:
             out[t] = list(map(itemgetter(name), rows))
         except KeyError:
+            if schema.columns[t].data_type.nullable:
+                out[t] = list(map(methodcaller("get", name), rows))
+                omitted = True
+                continue
             row = next(i for i, r in enumerate(rows) if name not in r)
             unknown = [k for k in rows[row] if k not in schema._index]
             hint = f" (it has unknown key {unknown[0]!r})" if unknown else ""
-            raise FlussError(f"row {first_row + row} is missing column '{name}'{hint}") from None
-    if max(map(len, rows)) > len(names):
+            raise FlussError(f"row {first_row + row} is missing non-nullable field '{name}'{hint}") from None
+    if omitted or max(map(len, rows)) > len(names):
         known = schema._index
-        for i, row in enumerate(rows):
-            if len(row) > len(names):
+        if set().union(*rows).difference(known):
+            for i, row in enumerate(rows):
                 for key in row:
                     if key not in known:
                         raise FlussError(
@@ -247,6 +269,16 @@ def _dict_columns(
 
 
 def _build_column(values: Sequence, col: Column) -> pa.Array:
+    if not col.data_type.is_nested:
+        return _build_scalar_column(values, col)
+    arr = build_nested_column(values, col)
+    if arr.null_count and not col.data_type.nullable:
+        row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        raise _column_error(col, row, "null value in a NOT NULL column")
+    return arr
+
+
+def _build_scalar_column(values: Sequence, col: Column) -> pa.Array:
     dtype = col.data_type
     _check_python_types(values, col)
     arrow_type = dtype.to_arrow()
@@ -410,6 +442,19 @@ def _conform_record_batch(batch: pa.RecordBatch, schema: RowSchema) -> pa.Record
 
 
 def _conform_array(arr: pa.Array, col: Column, target: pa.DataType) -> pa.Array:
+    if not col.data_type.is_nested:
+        return _conform_scalar_array(arr, col, target)
+    if pa.types.is_null(arr.type):
+        arr = pa.nulls(len(arr), target)
+    else:
+        arr = conform_nested(arr, col)
+    if arr.null_count and not col.data_type.nullable:
+        row = int(np.flatnonzero(arr.is_null().to_numpy(zero_copy_only=False))[0])
+        raise _column_error(col, row, "null value in a NOT NULL column")
+    return arr
+
+
+def _conform_scalar_array(arr: pa.Array, col: Column, target: pa.DataType) -> pa.Array:
     dtype = col.data_type
     if pa.types.is_dictionary(arr.type):
         arr = arr.dictionary_decode()
@@ -461,6 +506,32 @@ def _float64_to_float32(arr: pa.Array, col: Column) -> pa.Array:
         row = int(np.flatnonzero(overflow)[0])
         raise _column_error(col, row, f"value {float(wide[row])!r} overflows FLOAT")
     return narrowed
+
+
+def dataframe_to_arrow(df, schema: RowSchema) -> pa.Table:
+    """A pandas DataFrame as Arrow for :func:`conform_batch`: a column of a nested table column holds Python
+    lists / dicts, built with the table's type (pandas' own inference would read a dict as a struct, never a
+    map); the other columns convert as pandas converts them."""
+    nested = {c.name: c for c in schema.columns if c.data_type.is_nested and c.name in df.columns}
+    if not nested:
+        return pa.Table.from_pandas(df, preserve_index=False)
+    arrays, names = [], []
+    for name in df.columns:
+        series = df[name]
+        col = nested.get(name)
+        if col is None:
+            arrays.append(pa.Array.from_pandas(series))
+        else:
+            values = [None if _is_missing(v) else v for v in series.tolist()]
+            arrays.append(build_nested_column(values, col))
+        names.append(name)
+    return pa.Table.from_arrays(arrays, names=names)
+
+
+def _is_missing(value: object) -> bool:
+    """pandas' missing markers (None, NaN, NaT, pd.NA) in an object column."""
+    return value is None or (isinstance(value, float) and math.isnan(value)) or \
+        type(value).__name__ in ("NAType", "NaTType")
 
 
 # ================================================================================== batch -> rows
@@ -542,4 +613,6 @@ def _via_numpy_datetimes(arr: pa.Array) -> list:
     return values
 
 
-__all__ = ["batch_to_pylist", "conform_batch", "rows_to_batch"]
+from fluss.nested_values import build_nested_column, conform_nested  # noqa: E402  (they use the scalar builders)
+
+__all__ = ["ColumnValueError", "batch_to_pylist", "conform_batch", "dataframe_to_arrow", "rows_to_batch"]

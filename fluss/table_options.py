@@ -11,7 +11,9 @@ Rules at CREATE TABLE (each failure an ``INVALID_CONFIG_EXCEPTION`` naming the k
 * an unknown ``table.*`` key is refused, naming the closest known key (``table.log.tll`` → ``table.log.ttl``);
 * a documented key that is not implemented yet is refused as "not supported yet" rather than stored to do nothing;
 * every value is parsed with its type and bounds (``table.log.ttl`` ≥ 0, ZSTD level 1..22, booleans, enums);
-* the merge-engine options of a log table are refused (a merge engine needs a primary key).
+* the merge-engine options and ``table.kv.format`` of a log table are refused (they need a primary key);
+* Fluss's format rule: a primary-key table with ``table.kv.format`` COMPACTED has ``table.log.format`` ARROW or
+  COMPACTED.
 
 Checks that need the schema (the versioned engine's version column, aggregate functions per column) are the merge
 engine's own (``fluss.server.kv.merge``), which the coordinator runs on the same properties as the tablet servers.
@@ -58,8 +60,9 @@ LOG_LOCAL_TTL = Option("table.log.local-ttl", _DUR, None, "How long segments sta
 LOG_TIERED_LOCAL_SEGMENTS = Option("table.log.tiered.local-segments", _I, "2", "Log segments kept locally per "
                                    "bucket once tiered to remote storage.", min=1, alterable=True,
                                    implemented=False, planned=REMOTE_LOG)
-LOG_FORMAT = Option("table.log.format", _ENUM, "ARROW", "Format of the log records.",
-                    values=("ARROW", "INDEXED", "COMPACTED"), supported_values=("ARROW",))
+LOG_FORMAT = Option("table.log.format", _ENUM, "ARROW", "Format of the log records: ARROW (columnar batches), "
+                    "INDEXED or COMPACTED (rows; see fluss.record.log_format).",
+                    values=("ARROW", "INDEXED", "COMPACTED"))
 LOG_ARROW_COMPRESSION_TYPE = Option("table.log.arrow.compression.type", _ENUM, "ZSTD", "Compression of the Arrow "
                                     "log batches.", values=("NONE", "LZ4_FRAME", "ZSTD"))
 LOG_ARROW_COMPRESSION_ZSTD_LEVEL = Option("table.log.arrow.compression.zstd.level", _I, "3", "ZSTD level of the "
@@ -70,7 +73,7 @@ STATISTICS_COLUMNS = Option("table.statistics.columns", _S, None, "Columns whose
 # ---------------------------------------------------------------- kv
 
 KV_FORMAT = Option("table.kv.format", _ENUM, "COMPACTED", "Format of the rows in the KV store of a primary-key "
-                   "table.", values=("COMPACTED", "INDEXED"), supported_values=("COMPACTED",))
+                   "table (with COMPACTED, the log format is ARROW or COMPACTED).", values=("COMPACTED", "INDEXED"))
 KV_FORMAT_VERSION = Option("table.kv.format-version", _I, None, "Version of the KV key encoding (set by the "
                            "coordinator in Fluss).", implemented=False, planned=LATER)
 KV_STANDBY_REPLICA_ENABLED = Option("table.kv.standby-replica.enabled", _B, None, "Keep standby KV replicas for "
@@ -156,7 +159,7 @@ TABLE_OPTIONS = OptionRegistry("table option", [
 ], prefixes=("table.",))
 
 #: Options that only a primary-key table may set.
-PRIMARY_KEY_ONLY = (MERGE_ENGINE, MERGE_ENGINE_VERSIONED_VER_COLUMN)
+PRIMARY_KEY_ONLY = (MERGE_ENGINE, MERGE_ENGINE_VERSIONED_VER_COLUMN, KV_FORMAT)
 
 # ---------------------------------------------------------------- connector and client options (not stored)
 
@@ -251,5 +254,9 @@ def validate_table_properties(properties: Mapping[str, str], table: str, has_pri
         for option in PRIMARY_KEY_ONLY:
             if option.key in properties:
                 raise config_error(f"Table option '{option.key}' of {where} needs a primary-key table: "
-                                   "a log table has no merge engine")
+                                   "a log table has no merge engine and no KV store")
+    log_format, kv_format = LOG_FORMAT.value_of(properties), KV_FORMAT.value_of(properties)
+    if has_primary_key and kv_format == "COMPACTED" and log_format not in ("ARROW", "COMPACTED"):
+        raise config_error(f"Primary-key {where} with '{KV_FORMAT.key}' COMPACTED needs '{LOG_FORMAT.key}' ARROW "
+                           f"or COMPACTED, not {log_format} (as in Fluss)")
     return values

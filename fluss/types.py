@@ -1,10 +1,22 @@
 """Fluss data types, table row schemas, and their Arrow representation.
 
-A :class:`DataType` is one of Fluss's scalar SQL types (BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT,
-DOUBLE, CHAR(n), STRING, DECIMAL(p, s), DATE, TIME(p), TIMESTAMP(p), TIMESTAMP_LTZ(p), BINARY(n), BYTES)
-plus its nullability. ARRAY, MAP and ROW are not supported yet. Types have a canonical text form
-(``str(t)``, e.g. ``"DECIMAL(10, 2) NOT NULL"``) that :func:`parse_type` reads back; that text is what the
-schema JSON stored in ZooKeeper and sent over RPC carries.
+A :class:`DataType` is one of Fluss's SQL types plus its nullability: the scalars BOOLEAN, TINYINT, SMALLINT,
+INT, BIGINT, FLOAT, DOUBLE, CHAR(n), STRING, DECIMAL(p, s), DATE, TIME(p), TIMESTAMP(p), TIMESTAMP_LTZ(p),
+BINARY(n), BYTES, and the nested ARRAY<T>, MAP<K, V> and ROW<name T, ...>, nested to any depth with
+nullability at every level. A MAP key is always NOT NULL (Arrow map keys cannot be null, and Fluss's clients
+make the key non-nullable on construction), so ``MAP<STRING, INT>`` and ``MAP<STRING NOT NULL, INT>`` are the
+same type.
+
+Two text forms:
+
+* the canonical text ``str(t)``, e.g. ``DECIMAL(10, 2) NOT NULL``, ``ARRAY<INT NOT NULL>``,
+  ``MAP<STRING NOT NULL, ROW<a INT, b STRING>>`` - Fluss's (and the official Rust/Python client's core)
+  ``DataType`` display form. It is what the schema JSON stored in ZooKeeper and sent over RPC carries, and
+  :func:`parse_type` (``fluss.type_parser``) reads it back (it also reads Flink's and the official Python
+  client's spellings). A ROW field name that is not a plain identifier is written in backticks.
+* :func:`display_type_text`, the official Python client's ``Schema.get_column_types()`` form: lower case,
+  default precisions left out, e.g. ``int NOT NULL``, ``decimal(10,2)``, ``timestamp``, ``array<string>``,
+  ``map<string NOT NULL,int>``, ``row<seq: int, label: string>``.
 
 Arrow representation (the log format is Arrow, so this mapping is part of the wire contract)::
 
@@ -18,14 +30,19 @@ Arrow representation (the log format is Arrow, so this mapping is part of the wi
     TIME(p)        p = 0: time32('s'); 1-3: time32('ms'); 4-6: time64('us'); 7-9: time64('ns')
     TIMESTAMP(p)   p = 0: timestamp('s'); 1-3: 'ms'; 4-6: 'us'; 7-9: 'ns'   (no time zone)
     TIMESTAMP_LTZ(p)  same unit as TIMESTAMP(p), tz='UTC' (values are UTC instants)
+    ARRAY<T>       list<item: T>                      (item nullable as T)
+    MAP<K, V>      map<key: K not null, value: V>     (pyarrow's ``map_``: entries struct of key, value)
+    ROW<a A, ...>  struct<a: A, ...>                  (field nullable as A; a description becomes the
+                                                       child field's ``comment`` metadata)
 
 The unit choice by precision is the one Flink's and Fluss's Java ``ArrowUtils`` use, so Java readers see
-the same vectors. Where the Arrow type alone does not determine the Fluss type (CHAR(n), and TIME /
-TIMESTAMP / TIMESTAMP_LTZ whose precision is not 0, 3, 6 or 9), :meth:`RowSchema.to_arrow` puts the
-canonical type text in the field metadata under ``fluss.type``; :meth:`RowSchema.from_arrow` lets that
-metadata win over the Arrow type (users may set it too, e.g. ``{b"fluss.type": b"CHAR(5)"}``).
-Values of a precision that is finer than the declared one but coarser than the unit (e.g. a TIMESTAMP(2)
-stored in milliseconds) are floored to the declared precision by the row converter.
+the same vectors. Where the Arrow type alone does not determine the Fluss type (CHAR(n), TIME / TIMESTAMP /
+TIMESTAMP_LTZ whose precision is not 0, 3, 6 or 9, and any nested type holding one of them),
+:meth:`RowSchema.to_arrow` puts the canonical text of the column's whole type in the field metadata under
+``fluss.type``; :meth:`RowSchema.from_arrow` lets that metadata win over the Arrow type (users may set it
+too, e.g. ``{b"fluss.type": b"CHAR(5)"}``). Values of a precision that is finer than the declared one but
+coarser than the unit (e.g. a TIMESTAMP(2) stored in milliseconds) are floored to the declared precision by
+the row converter.
 
 A :class:`RowSchema` is the ordered list of :class:`Column` plus the primary-key column names; primary-key
 columns are always NOT NULL.
@@ -36,7 +53,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import pyarrow as pa
 
@@ -58,11 +74,16 @@ TIMESTAMP = "TIMESTAMP"
 TIMESTAMP_LTZ = "TIMESTAMP_LTZ"
 BINARY = "BINARY"
 BYTES = "BYTES"
+ARRAY = "ARRAY"
+MAP = "MAP"
+ROW = "ROW"
 
-ROOTS = (
+SCALAR_ROOTS = (
     BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, CHAR, STRING,
     DECIMAL, DATE, TIME, TIMESTAMP, TIMESTAMP_LTZ, BINARY, BYTES,
 )  # fmt: skip
+NESTED_ROOTS = frozenset({ARRAY, MAP, ROW})
+ROOTS = (*SCALAR_ROOTS, ARRAY, MAP, ROW)
 INTEGER_ROOTS = frozenset({TINYINT, SMALLINT, INT, BIGINT})
 FLOAT_ROOTS = frozenset({FLOAT, DOUBLE})
 STRING_ROOTS = frozenset({CHAR, STRING})
@@ -78,8 +99,14 @@ DEFAULT_TIMESTAMP_PRECISION = 6
 
 #: Arrow field-metadata key carrying the canonical Fluss type text of a column.
 FLUSS_TYPE_METADATA_KEY = b"fluss.type"
-#: Longest allowed column name.
+#: Arrow field-metadata key of a column comment or a ROW field description.
+COMMENT_METADATA_KEY = b"comment"
+#: Longest allowed column (and ROW field) name.
 MAX_COLUMN_NAME_LENGTH = 200
+#: Child field names of the Arrow list and map types (pyarrow's defaults).
+ARROW_LIST_ITEM = "item"
+ARROW_MAP_KEY = "key"
+ARROW_MAP_VALUE = "value"
 
 _INT_ARROW = {TINYINT: pa.int8(), SMALLINT: pa.int16(), INT: pa.int32(), BIGINT: pa.int64()}
 _FIXED_ARROW = {
@@ -114,21 +141,85 @@ def _invalid_type(text: str, why: str) -> FlussError:
     return FlussError(f"invalid data type '{text}': {why}", ErrorCode.INVALID_TABLE_EXCEPTION)
 
 
+_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
+_PLAIN_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def validate_column_name(name: object, what: str = "column") -> str:
+    """Check a column (or ROW field) name: a non-empty string, no control characters, at most 200 characters."""
+    if not isinstance(name, str):
+        raise FlussError(f"{what} name {name!r} is not a string", ErrorCode.INVALID_TABLE_EXCEPTION)
+    if not name or not name.strip():
+        raise FlussError(f"{what} name must not be empty", ErrorCode.INVALID_TABLE_EXCEPTION)
+    if _CONTROL_CHARS.search(name):
+        raise FlussError(f"{what} name {name!r} contains control characters", ErrorCode.INVALID_TABLE_EXCEPTION)
+    if len(name) > MAX_COLUMN_NAME_LENGTH:
+        raise FlussError(
+            f"{what} name '{name[:40]}...' is {len(name)} characters long (max {MAX_COLUMN_NAME_LENGTH})",
+            ErrorCode.INVALID_TABLE_EXCEPTION,
+        )
+    return name
+
+
+def quote_field_name(name: str) -> str:
+    """A ROW field name as the canonical text writes it: bare when a plain identifier, else in backticks."""
+    return name if _PLAIN_IDENTIFIER.match(name) else "`" + name.replace("`", "``") + "`"
+
+
+@dataclass(frozen=True)
+class DataField:
+    """A field of a ROW type: name, type and optional description."""
+
+    name: str
+    data_type: DataType
+    description: str | None = None
+
+    def __post_init__(self) -> None:
+        validate_column_name(self.name, "ROW field")
+        if isinstance(self.data_type, str):
+            from fluss.type_parser import parse_type
+
+            object.__setattr__(self, "data_type", parse_type(self.data_type))
+        if not isinstance(self.data_type, DataType):
+            raise FlussError(
+                f"ROW field '{self.name}': {self.data_type!r} is not a DataType", ErrorCode.INVALID_TABLE_EXCEPTION
+            )
+        if self.description is not None and not isinstance(self.description, str):
+            raise FlussError(f"ROW field '{self.name}': description must be a string",
+                             ErrorCode.INVALID_TABLE_EXCEPTION)
+
+    def __str__(self) -> str:
+        text = f"{quote_field_name(self.name)} {self.data_type}"
+        if self.description is not None:
+            text += " '" + self.description.replace("'", "''") + "'"
+        return text
+
+
 @dataclass(frozen=True)
 class DataType:
-    """A Fluss scalar type. Parameters not used by the root stay None; missing ones get Fluss's defaults
-    (CHAR/BINARY length 1, DECIMAL(10, 0), TIME(0), TIMESTAMP(6), TIMESTAMP_LTZ(6))."""
+    """A Fluss type. Parameters not used by the root stay None; missing ones get Fluss's defaults
+    (CHAR/BINARY length 1, DECIMAL(10, 0), TIME(0), TIMESTAMP(6), TIMESTAMP_LTZ(6)). Nested types carry
+    their children: ``element_type`` (ARRAY), ``key_type`` and ``value_type`` (MAP, key made NOT NULL),
+    ``fields`` (ROW, a tuple of :class:`DataField` with distinct names)."""
 
     root: str
     nullable: bool = True
     length: int | None = None
     precision: int | None = None
     scale: int | None = None
+    element_type: DataType | None = None
+    key_type: DataType | None = None
+    value_type: DataType | None = None
+    fields: tuple[DataField, ...] | None = None
 
     def __post_init__(self) -> None:
         root = self.root
         if root not in ROOTS:
             raise _invalid_type(str(root), f"unknown type root (supported: {', '.join(ROOTS)})")
+        if root in NESTED_ROOTS:
+            self._check_nested()
+        elif any(c is not None for c in (self.element_type, self.key_type, self.value_type, self.fields)):
+            raise _invalid_type(root, "a scalar type has no element, key, value or field types")
         length, precision, scale = self.length, self.precision, self.scale
         if root in (CHAR, BINARY):
             length = 1 if length is None else length
@@ -166,16 +257,83 @@ class DataType:
         object.__setattr__(self, "scale", scale)
         object.__setattr__(self, "nullable", bool(self.nullable))
 
+    def _check_nested(self) -> None:
+        root = self.root
+        if self.length is not None or self.precision is not None or self.scale is not None:
+            raise _invalid_type(root, "takes no length, precision or scale")
+        children = {"element_type": self.element_type, "key_type": self.key_type, "value_type": self.value_type}
+        wanted = {ARRAY: ("element_type",), MAP: ("key_type", "value_type"), ROW: ()}[root]
+        for name, child in children.items():
+            if name in wanted:
+                if not isinstance(child, DataType):
+                    raise _invalid_type(root, f"needs a {name.replace('_', ' ')} (a DataType), got {child!r}")
+            elif child is not None:
+                raise _invalid_type(root, f"takes no {name.replace('_', ' ')}")
+        if root == MAP and self.key_type.nullable:
+            object.__setattr__(self, "key_type", self.key_type.with_nullable(False))
+        if root != ROW:
+            if self.fields is not None:
+                raise _invalid_type(root, "takes no fields")
+            return
+        fields = self.fields
+        if fields is None or isinstance(fields, str | bytes) or not isinstance(fields, Iterable):
+            raise _invalid_type(ROW, "needs a sequence of DataField")
+        fields = tuple(fields)
+        if not fields:
+            raise _invalid_type("ROW<>", "a ROW needs at least one field")
+        seen: set[str] = set()
+        for f in fields:
+            if not isinstance(f, DataField):
+                raise _invalid_type(ROW, f"{f!r} is not a DataField")
+            if f.name in seen:
+                raise _invalid_type(f"ROW<{', '.join(str(x) for x in fields)}>", f"duplicate field name '{f.name}'")
+            seen.add(f.name)
+        object.__setattr__(self, "fields", fields)
+
+    # ------------------------------------------------------------------ structure
+    @property
+    def is_nested(self) -> bool:
+        return self.root in NESTED_ROOTS
+
+    @property
+    def children(self) -> list[DataType]:
+        """The direct child types of a nested type (element; key, value; field types), [] for a scalar."""
+        if self.root == ARRAY:
+            return [self.element_type]  # type: ignore[list-item]
+        if self.root == MAP:
+            return [self.key_type, self.value_type]  # type: ignore[list-item]
+        if self.root == ROW:
+            return [f.data_type for f in self.fields]  # type: ignore[union-attr]
+        return []
+
+    def field_names(self) -> list[str]:
+        """The field names of a ROW type."""
+        if self.root != ROW:
+            raise ValueError(f"{self} is not a ROW type")
+        return [f.name for f in self.fields]  # type: ignore[union-attr]
+
+    def contains(self, roots: Iterable[str]) -> bool:
+        """Whether this type or any type nested in it has one of ``roots``."""
+        wanted = set(roots)
+        return self.root in wanted or any(c.contains(wanted) for c in self.children)
+
     # ------------------------------------------------------------------ text form
     def type_text(self) -> str:
-        """The canonical text without the nullability suffix, e.g. ``DECIMAL(10, 2)``."""
-        if self.root in (CHAR, BINARY):
-            return f"{self.root}({self.length})"
-        if self.root == DECIMAL:
+        """The canonical text without the nullability suffix, e.g. ``DECIMAL(10, 2)``, ``ARRAY<INT>``."""
+        root = self.root
+        if root in (CHAR, BINARY):
+            return f"{root}({self.length})"
+        if root == DECIMAL:
             return f"DECIMAL({self.precision}, {self.scale})"
-        if self.root in TEMPORAL_PRECISION_ROOTS:
-            return f"{self.root}({self.precision})"
-        return self.root
+        if root in TEMPORAL_PRECISION_ROOTS:
+            return f"{root}({self.precision})"
+        if root == ARRAY:
+            return f"ARRAY<{self.element_type}>"
+        if root == MAP:
+            return f"MAP<{self.key_type}, {self.value_type}>"
+        if root == ROW:
+            return "ROW<" + ", ".join(str(f) for f in self.fields) + ">"  # type: ignore[union-attr]
+        return root
 
     def __str__(self) -> str:
         return self.type_text() if self.nullable else f"{self.type_text()} NOT NULL"
@@ -201,7 +359,7 @@ class DataType:
             return False
         if self.root in TEMPORAL_PRECISION_ROOTS:
             return self.precision in (0, 3, 6, 9)
-        return True
+        return all(c.arrow_type_is_exact for c in self.children)
 
     def to_arrow(self) -> pa.DataType:
         root = self.root
@@ -212,6 +370,21 @@ class DataType:
             return pa.decimal128(self.precision, self.scale)
         if root == BINARY:
             return pa.binary(self.length)
+        if root == ARRAY:
+            element = self.element_type
+            return pa.list_(pa.field(ARROW_LIST_ITEM, element.to_arrow(), nullable=element.nullable))
+        if root == MAP:
+            value = self.value_type
+            return pa.map_(
+                pa.field(ARROW_MAP_KEY, self.key_type.to_arrow(), nullable=False),
+                pa.field(ARROW_MAP_VALUE, value.to_arrow(), nullable=value.nullable),
+            )
+        if root == ROW:
+            return pa.struct([
+                pa.field(f.name, f.data_type.to_arrow(), nullable=f.data_type.nullable,
+                         metadata=None if f.description is None else {COMMENT_METADATA_KEY: f.description.encode()})
+                for f in self.fields
+            ])
         unit = time_unit_of(self.precision)  # type: ignore[arg-type]
         if root == TIME:
             return pa.time32(unit) if unit in ("s", "ms") else pa.time64(unit)
@@ -224,8 +397,34 @@ class DataType:
         return pa.field(name, self.to_arrow(), nullable=self.nullable, metadata=metadata)
 
 
+def display_type_text(t: DataType) -> str:
+    """The type as the official Python client's ``Schema.get_column_types()`` shows it: lower case, TIME and
+    TIMESTAMP(_LTZ) without their default precision, ``decimal(p,s)``, ``map<k,v>``, ``row<name: type, ...>``,
+    and `` NOT NULL`` after a non-nullable type at any depth."""
+    root = t.root
+    if root == TIME:
+        text = "time" if t.precision == 0 else f"time({t.precision})"
+    elif root in (TIMESTAMP, TIMESTAMP_LTZ):
+        name = root.lower()
+        text = name if t.precision == DEFAULT_TIMESTAMP_PRECISION else f"{name}({t.precision})"
+    elif root in (CHAR, BINARY):
+        text = f"{root.lower()}({t.length})"
+    elif root == DECIMAL:
+        text = f"decimal({t.precision},{t.scale})"
+    elif root == ARRAY:
+        text = f"array<{display_type_text(t.element_type)}>"  # type: ignore[arg-type]
+    elif root == MAP:
+        text = f"map<{display_type_text(t.key_type)},{display_type_text(t.value_type)}>"  # type: ignore[arg-type]
+    elif root == ROW:
+        text = "row<" + ", ".join(f"{f.name}: {display_type_text(f.data_type)}" for f in t.fields) + ">"  # type: ignore[union-attr]
+    else:
+        text = root.lower()
+    return text if t.nullable else f"{text} NOT NULL"
+
+
 class DataTypes:
-    """Factories mirroring Fluss's Java ``DataTypes`` (``DataTypes.DECIMAL(10, 2)``)."""
+    """Factories mirroring Fluss's Java ``DataTypes`` (``DataTypes.DECIMAL(10, 2)``,
+    ``DataTypes.ARRAY(DataTypes.INT())``, ``DataTypes.ROW(DataTypes.FIELD("a", DataTypes.INT()))``)."""
 
     @staticmethod
     def BOOLEAN() -> DataType:  # noqa: N802
@@ -291,93 +490,23 @@ class DataTypes:
     def BYTES() -> DataType:  # noqa: N802
         return DataType(BYTES)
 
+    @staticmethod
+    def ARRAY(element: DataType) -> DataType:  # noqa: N802
+        return DataType(ARRAY, element_type=element)
 
-# ---------------------------------------------------------------------------------------------- parsing
+    @staticmethod
+    def MAP(key: DataType, value: DataType) -> DataType:  # noqa: N802
+        return DataType(MAP, key_type=key, value_type=value)
 
-_ALIASES = {
-    "BOOLEAN": BOOLEAN,
-    "BOOL": BOOLEAN,
-    "TINYINT": TINYINT,
-    "SMALLINT": SMALLINT,
-    "INT": INT,
-    "INTEGER": INT,
-    "BIGINT": BIGINT,
-    "FLOAT": FLOAT,
-    "DOUBLE": DOUBLE,
-    "DOUBLE PRECISION": DOUBLE,
-    "CHAR": CHAR,
-    "CHARACTER": CHAR,
-    "STRING": STRING,
-    "DECIMAL": DECIMAL,
-    "DEC": DECIMAL,
-    "NUMERIC": DECIMAL,
-    "DATE": DATE,
-    "TIME": TIME,
-    "TIMESTAMP": TIMESTAMP,
-    "TIMESTAMP_LTZ": TIMESTAMP_LTZ,
-    "BINARY": BINARY,
-    "BYTES": BYTES,
-}
-_UNSUPPORTED = ("ARRAY", "MAP", "ROW", "MULTISET")
-_TYPE_RE = re.compile(
-    r"""^(?P<name>[A-Z_]+(?:\s+PRECISION)?)
-        \s*(?:\(\s*(?P<a>\d+)\s*(?:,\s*(?P<b>\d+)\s*)?\))?
-        (?P<suffix>\s+WITHOUT\s+TIME\s+ZONE|\s+WITH\s+LOCAL\s+TIME\s+ZONE)?
-        (?P<null>\s+NOT\s+NULL|\s+NULL)?$""",
-    re.VERBOSE,
-)
+    @staticmethod
+    def FIELD(name: str, data_type: DataType, description: str | None = None) -> DataField:  # noqa: N802
+        return DataField(name, data_type, description)
 
-
-def parse_type(text: str) -> DataType:
-    """Parse a type's text form: ``INT``, ``decimal(10, 2)``, ``TIMESTAMP(6)``, ``TIMESTAMP_LTZ(3)``,
-    ``TIMESTAMP(3) WITH LOCAL TIME ZONE``, ``CHAR(5)``, ``BINARY(4)``, ``STRING NOT NULL``...
-
-    Raises:
-        FlussError: INVALID_TABLE_EXCEPTION naming the text when it is not a supported type.
-    """
-    if isinstance(text, DataType):
-        return text
-    if not isinstance(text, str):
-        raise _invalid_type(repr(text), "expected a type name string")
-    norm = " ".join(text.strip().upper().split())
-    head = re.split(r"[\s(<]", norm, maxsplit=1)[0]
-    if head in _UNSUPPORTED:
-        raise FlussError(
-            f"data type '{text}' is not supported yet (ARRAY, MAP and ROW are planned)",
-            ErrorCode.INVALID_TABLE_EXCEPTION,
-        )
-    m = _TYPE_RE.match(norm)
-    if m is None:
-        raise _invalid_type(text, "cannot parse it")
-    name = " ".join(m.group("name").split())
-    root = _ALIASES.get(name)
-    if root is None:
-        raise _invalid_type(text, f"unknown type '{name}'")
-    a = m.group("a")
-    b = m.group("b")
-    suffix = " ".join((m.group("suffix") or "").split())
-    if suffix:
-        if root != TIMESTAMP:
-            raise _invalid_type(text, f"'{suffix}' only follows TIMESTAMP")
-        if suffix == "WITH LOCAL TIME ZONE":
-            root = TIMESTAMP_LTZ
-    nullable = (m.group("null") or "").strip() != "NOT NULL"
-    if b is not None and root != DECIMAL:
-        raise _invalid_type(text, f"{root} takes at most one parameter")
-    kwargs: dict[str, Any] = {}
-    if a is not None:
-        if root in (CHAR, BINARY):
-            kwargs["length"] = int(a)
-        elif root == DECIMAL or root in TEMPORAL_PRECISION_ROOTS:
-            kwargs["precision"] = int(a)
-            if b is not None:
-                kwargs["scale"] = int(b)
-        else:
-            raise _invalid_type(text, f"{root} takes no parameters")
-    try:
-        return DataType(root, nullable=nullable, **kwargs)
-    except FlussError as e:
-        raise _invalid_type(text, e.message.split(": ", 1)[-1]) from None
+    @staticmethod
+    def ROW(*fields: DataField) -> DataType:  # noqa: N802
+        if len(fields) == 1 and not isinstance(fields[0], DataField) and isinstance(fields[0], Iterable):
+            fields = tuple(fields[0])
+        return DataType(ROW, fields=tuple(fields))
 
 
 # ------------------------------------------------------------------------------------------- from arrow
@@ -387,7 +516,9 @@ def from_arrow(t: pa.DataType, nullable: bool = True) -> DataType:
     """The Fluss type for an Arrow type (see the module docstring for the mapping).
 
     Unsigned integers widen losslessly (uint8 -> SMALLINT, uint16 -> INT, uint32 -> BIGINT); a dictionary
-    type maps as its value type; any time zone on a timestamp means TIMESTAMP_LTZ.
+    type maps as its value type; any time zone on a timestamp means TIMESTAMP_LTZ; list and large_list are
+    ARRAY, map is MAP, struct is ROW, with the nullability of every child field kept (a child's ``fluss.type``
+    metadata wins over its Arrow type, as for a column).
 
     Raises:
         FlussError: INVALID_TABLE_EXCEPTION naming the Arrow type when Fluss has no such type.
@@ -424,14 +555,17 @@ def from_arrow(t: pa.DataType, nullable: bool = True) -> DataType:
     if types.is_timestamp(t):
         root = TIMESTAMP if t.tz is None else TIMESTAMP_LTZ
         return DataType(root, nullable, precision=_UNIT_PRECISION[t.unit])
+    if types.is_list(t) or types.is_large_list(t):
+        return DataType(ARRAY, nullable, element_type=_field_type(t.value_field, "element"))
+    if types.is_map(t):
+        key = _field_type(t.key_field, "map key")
+        return DataType(MAP, nullable, key_type=key, value_type=_field_type(t.item_field, "map value"))
+    if types.is_struct(t):
+        fields = [DataField(f.name, _field_type(f, f"field '{f.name}'"), _field_comment(f)) for f in t]
+        return DataType(ROW, nullable, fields=tuple(fields))
     if types.is_null(t):
         raise FlussError(
             "Arrow type 'null' has no Fluss type (declare the column type explicitly)",
-            ErrorCode.INVALID_TABLE_EXCEPTION,
-        )
-    if types.is_list(t) or types.is_large_list(t) or types.is_map(t) or types.is_struct(t):
-        raise FlussError(
-            f"Arrow type '{t}' is not supported yet (ARRAY, MAP and ROW are planned)",
             ErrorCode.INVALID_TABLE_EXCEPTION,
         )
     raise FlussError(f"Arrow type '{t}' is not supported by Fluss", ErrorCode.INVALID_TABLE_EXCEPTION)
@@ -449,27 +583,15 @@ def _family(t: DataType) -> str:
     return t.root
 
 
+def _same_shape(a: DataType, b: DataType) -> bool:
+    """Whether two types have the same family at every level (ROW fields by position)."""
+    if _family(a) != _family(b):
+        return False
+    ca, cb = a.children, b.children
+    return len(ca) == len(cb) and all(_same_shape(x, y) for x, y in zip(ca, cb, strict=True))
+
+
 # ---------------------------------------------------------------------------------------------- schema
-
-_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f]")
-
-
-def validate_column_name(name: object) -> str:
-    """Check a column name (non-empty string, no control characters, at most 200 characters)."""
-    if not isinstance(name, str):
-        raise FlussError(f"column name {name!r} is not a string", ErrorCode.INVALID_TABLE_EXCEPTION)
-    if not name or not name.strip():
-        raise FlussError("column name must not be empty", ErrorCode.INVALID_TABLE_EXCEPTION)
-    if _CONTROL_CHARS.search(name):
-        raise FlussError(
-            f"column name {name!r} contains control characters", ErrorCode.INVALID_TABLE_EXCEPTION
-        )
-    if len(name) > MAX_COLUMN_NAME_LENGTH:
-        raise FlussError(
-            f"column name '{name[:40]}...' is {len(name)} characters long (max {MAX_COLUMN_NAME_LENGTH})",
-            ErrorCode.INVALID_TABLE_EXCEPTION,
-        )
-    return name
 
 
 @dataclass(frozen=True)
@@ -489,11 +611,23 @@ class Column:
             )
 
 
+def key_type_error(kind: str, column: str, data_type: DataType, code: int = ErrorCode.INVALID_TABLE_EXCEPTION
+                   ) -> FlussError | None:
+    """The error for a ``kind`` (primary / bucket / partition key) column of a nested type, else None."""
+    if not data_type.is_nested:
+        return None
+    return FlussError(
+        f"{kind} column '{column}' has type {data_type}: ARRAY, MAP and ROW columns cannot be {kind} columns",
+        code,
+    )
+
+
 @dataclass
 class RowSchema:
     """The columns of a table (in order) and its primary-key column names (empty for a log table).
 
-    Primary-key columns are made NOT NULL on construction.
+    Primary-key columns are made NOT NULL on construction; a primary-key column of a nested type (ARRAY, MAP,
+    ROW) is refused, as in Fluss.
     """
 
     columns: list[Column]
@@ -529,6 +663,9 @@ class RowSchema:
             seen.add(pk)
             i = index[pk]
             col = columns[i]
+            error = key_type_error("primary key", pk, col.data_type)
+            if error is not None:
+                raise error
             if col.data_type.nullable:
                 columns[i] = replace(col, data_type=col.data_type.with_nullable(False))
         self.columns = columns
@@ -571,8 +708,8 @@ class RowSchema:
 
     @classmethod
     def from_arrow(cls, schema: pa.Schema, primary_keys: Iterable[str] | None = None) -> RowSchema:
-        """Build a schema from an Arrow schema (field nullability, ``fluss.type`` metadata wins over the
-        Arrow type; ``comment`` metadata becomes the column comment).
+        """Build a schema from an Arrow schema (field nullability at every level, ``fluss.type`` metadata wins
+        over the Arrow type; ``comment`` metadata becomes the column comment or ROW field description).
 
         Raises:
             FlussError: INVALID_TABLE_EXCEPTION naming the column for bad names, duplicates, unsupported
@@ -611,28 +748,31 @@ class RowSchema:
 
 
 def _field_comment(f: pa.Field) -> str | None:
-    if f.metadata and b"comment" in f.metadata:
-        return f.metadata[b"comment"].decode()
+    if f.metadata and COMMENT_METADATA_KEY in f.metadata:
+        return f.metadata[COMMENT_METADATA_KEY].decode()
     return None
 
 
-def _field_type(f: pa.Field) -> DataType:
+def _field_type(f: pa.Field, what: str | None = None) -> DataType:
+    """The Fluss type of an Arrow field (``fluss.type`` metadata wins over the Arrow type); errors name
+    ``what`` (default: ``column '<name>'``)."""
+    what = what or f"column '{f.name}'"
     meta = f.metadata.get(FLUSS_TYPE_METADATA_KEY) if f.metadata else None
     try:
         arrow_derived = from_arrow(f.type, f.nullable)
     except FlussError as e:
         if meta is None:
-            raise FlussError(f"column '{f.name}': {e.message}", e.error_code) from None
+            raise FlussError(f"{what}: {e.message}", e.error_code) from None
         arrow_derived = None
     if meta is None:
         return arrow_derived  # type: ignore[return-value]
     try:
         declared = parse_type(meta.decode())
     except FlussError as e:
-        raise FlussError(f"column '{f.name}': {e.message}", e.error_code) from None
-    if arrow_derived is not None and _family(arrow_derived) != _family(declared):
+        raise FlussError(f"{what}: {e.message}", e.error_code) from None
+    if arrow_derived is not None and not _same_shape(arrow_derived, declared):
         raise FlussError(
-            f"column '{f.name}': fluss.type metadata '{declared}' does not fit Arrow type '{f.type}'",
+            f"{what}: fluss.type metadata '{declared}' does not fit Arrow type '{f.type}'",
             ErrorCode.INVALID_TABLE_EXCEPTION,
         )
     return declared.with_nullable(declared.nullable and f.nullable)
@@ -647,9 +787,12 @@ def types_of_schema(schema: pa.Schema) -> list[DataType]:
     return [_field_type(f) for f in schema]
 
 
+from fluss.type_parser import parse_type  # noqa: E402  (the parser builds the types defined above)
+
 __all__ = [
-    "BIGINT", "BINARY", "BOOLEAN", "BYTES", "CHAR", "DATE", "DECIMAL", "DOUBLE", "FLOAT", "INT",
-    "SMALLINT", "STRING", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "TINYINT",
-    "Column", "DataType", "DataTypes", "RowSchema", "FLUSS_TYPE_METADATA_KEY", "from_arrow", "parse_type",
-    "time_unit_of", "type_of_field", "types_of_schema", "validate_column_name",
+    "ARRAY", "BIGINT", "BINARY", "BOOLEAN", "BYTES", "CHAR", "DATE", "DECIMAL", "DOUBLE", "FLOAT", "INT", "MAP",
+    "ROW", "SMALLINT", "STRING", "TIME", "TIMESTAMP", "TIMESTAMP_LTZ", "TINYINT",
+    "Column", "DataField", "DataType", "DataTypes", "RowSchema", "FLUSS_TYPE_METADATA_KEY", "display_type_text",
+    "from_arrow", "key_type_error", "parse_type", "time_unit_of", "type_of_field", "types_of_schema",
+    "validate_column_name",
 ]  # fmt: skip

@@ -9,10 +9,13 @@ from decimal import Decimal
 import numpy as np
 import pyarrow as pa
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import fluss
 from fluss import FlussError
 from fluss.row_check import RowChecker
+from tests.nested_strategies import nested_types, values_of
 
 SCHEMA = fluss.Schema(pa.schema([
     pa.field("id", pa.int32(), nullable=False), ("name", pa.string()), ("price", pa.decimal128(5, 2)),
@@ -38,6 +41,7 @@ def test_good_rows_of_every_accepted_python_type_pass():
     checker.check(list(GOOD.values()))
     checker.check(_with(id=np.int32(7), price=5, f32=np.float32(2.5), f64=np.int64(3), name=None))
     checker.check(_with(id=-2**31, price=Decimal("-999.99"), code=bytearray(b"xy")))
+    checker.check({"id": 3})  # nullable columns left out of a dict row are null (as in the official client)
 
 
 @pytest.mark.parametrize("row, needles", [
@@ -45,7 +49,7 @@ def test_good_rows_of_every_accepted_python_type_pass():
     (_with(id=True), ["column 'id'", "expected int, got bool"]),
     (_with(id=None), ["column 'id'", "null value in a NOT NULL column"]),
     (_with(id=2**31), ["column 'id'", "2147483648 is out of range for INT"]),
-    ({k: v for k, v in GOOD.items() if k != "name"}, ["is missing column 'name'"]),
+    ({k: v for k, v in GOOD.items() if k != "id"}, ["is missing non-nullable field 'id' (INT NOT NULL"]),
     (_with(nmae="typo"), ["unknown column 'nmae'"]),
     ({**{k: v for k, v in GOOD.items() if k != "name"}, "nmae": "x"}, ["unknown column 'nmae'"]),
     ({**GOOD, 1: "x"}, ["key that is not a column name: 1"]),
@@ -103,3 +107,65 @@ def test_partial_update_and_delete_shapes():
         delete.check({"id": "1"})
     with pytest.raises(FlussError, match="null value"):
         delete.check((None, "a", 1))
+
+
+# ------------------------------------------------------------------------------ nested columns
+
+NESTED = fluss.Schema(pa.schema([
+    pa.field("id", pa.int32(), nullable=False),
+    ("tags", pa.list_(pa.field("item", pa.string(), nullable=False))),
+    ("attrs", pa.map_(pa.string(), pa.list_(pa.int8()))),
+    ("profile", pa.struct([pa.field("age", pa.int32(), nullable=False), ("price", pa.decimal128(5, 2))])),
+    ("grid", pa.list_(pa.list_(pa.float64()))),
+])).row_schema
+NESTED_GOOD = {"id": 1, "tags": ["a", "b"], "attrs": {"k": [1, None], "e": []},
+               "profile": {"age": 3, "price": Decimal("1.50")}, "grid": [[1.0, 2], [], None]}
+
+
+def test_good_nested_values_of_every_accepted_shape_pass():
+    checker = RowChecker(NESTED, "append to table 'db.n'")
+    checker.check(NESTED_GOOD)
+    checker.check({"id": 2, "tags": ("x",), "attrs": [("k", (1, 2))], "profile": (4, None), "grid": None})
+    checker.check({"id": 3, "tags": None, "attrs": {}, "profile": {"age": 5}, "grid": [[]]})  # a nullable field left out
+
+
+@pytest.mark.parametrize("changes, needles", [
+    ({"tags": ["a", None]}, ["column 'tags' (ARRAY<STRING NOT NULL>)", "at tags[1]: null value where NOT NULL"]),
+    ({"tags": "ab"}, ["column 'tags' (ARRAY<STRING NOT NULL>): expected a list or tuple, got str 'ab'"]),
+    ({"attrs": {None: [1]}}, ["at attrs{key #0}: null map key (map keys are NOT NULL)"]),
+    ({"attrs": {"k": [1, "two"]}}, ["at attrs['k'][1]: expected int, got str 'two'"]),
+    ({"attrs": {"k": [1, 300]}}, ["at attrs['k'][1]: value 300 is out of range for TINYINT"]),
+    ({"attrs": {5: []}}, ["at attrs{key #0}: expected str, got int 5"]),
+    ({"attrs": [("k", [1]), ("bad",)]}, ["at attrs{entry #1}: expected a (key, value) pair"]),
+    ({"profile": {"age": "old"}}, ["at profile.age: expected int, got str 'old'"]),
+    ({"profile": {"price": 1}}, ["at profile.age: missing non-nullable row field 'age'"]),
+    ({"profile": {"age": None}}, ["at profile.age: null value where NOT NULL is declared"]),
+    ({"profile": {"age": 1, "agee": 2}}, ["at profile: unknown ROW field 'agee'"]),
+    ({"profile": (1,)}, ["at profile: a ROW of 2 fields (age, price) got 1 values"]),
+    ({"profile": {"age": 1, "price": Decimal("1.234")}}, ["at profile.price: value 1.234 does not fit"]),
+    ({"grid": [[1.0], "row"]}, ["at grid[1]: expected a list or tuple, got str 'row'"]),
+    ({"grid": [[1.0, 2**60 + 1]]}, ["at grid[0][1]: int", "cannot be stored exactly as DOUBLE"]),
+])
+def test_bad_nested_values_are_refused_naming_the_column_and_the_path(changes, needles):
+    checker = RowChecker(NESTED, "append to table 'db.n'")
+    checker.check(NESTED_GOOD)  # the signature is remembered: nested values are still walked on every row
+    with pytest.raises(FlussError) as e:
+        checker.check({**NESTED_GOOD, **changes})
+    for needle in needles:
+        assert needle in e.value.message, e.value.message
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_random_nested_values_accepted_by_the_checker_are_the_ones_the_conversion_accepts(data):
+    """The checker and the column conversion (``fluss.nested_values``) agree on valid values of random types."""
+    from fluss.row_convert import rows_to_batch
+    from fluss.types import Column, RowSchema
+
+    dtype = data.draw(nested_types())
+    schema = RowSchema([Column("c", dtype)])
+    values = data.draw(st.lists(values_of(dtype), min_size=1, max_size=4))
+    checker = RowChecker(schema, "append to table 'db.r'")
+    for v in values:
+        checker.check({"c": v})
+    assert rows_to_batch([{"c": v} for v in values], schema).num_rows == len(values)

@@ -92,8 +92,16 @@ def test_positional_rows_and_dict_rows_give_the_same_batch():
 
 
 def test_errors_in_mixed_rows_name_the_right_row():
-    with pytest.raises(FlussError, match="row 2 is missing column 'c'"):
-        rows_to_batch([(1, "a", 1, None), [2, "b", 1, None], {"id": 3, "name": "x", "small": 1}], ERR)
+    with pytest.raises(FlussError, match="row 2 is missing non-nullable field 'id'"):
+        rows_to_batch([(1, "a", 1, None), [2, "b", 1, None], {"name": "x", "small": 1}], ERR)
+
+
+def test_a_dict_row_may_leave_out_nullable_columns_but_no_unknown_ones():
+    batch = rows_to_batch([{"id": 1, "small": 2}, {"id": 2, "name": "b", "small": 3, "c": "x"}], ERR)
+    assert batch.to_pylist() == [{"id": 1, "name": None, "small": 2, "c": None},
+                                 {"id": 2, "name": "b", "small": 3, "c": "x"}]
+    with pytest.raises(FlussError, match="row 0 has unknown column 'nmae'"):
+        rows_to_batch([{"id": 1, "nmae": "typo"}], ERR)
 
 
 def test_nan_and_infinities_survive():
@@ -162,7 +170,7 @@ ERR = schema_of(("id", "BIGINT"), ("name", "STRING"), ("small", "TINYINT"), ("c"
 @pytest.mark.parametrize(
     ("rows", "message"),
     [
-        ([{"id": 1, "name": "a", "small": 1}], "row 0 is missing column 'c'"),
+        ([{"name": "a", "small": 1}], "row 0 is missing non-nullable field 'id'"),
         ([{"id": 1, "name": "a", "small": 1, "c": None, "zz": 2}], "row 0 has unknown column 'zz'"),
         (
             [(1, "a", 1, None), (1, "a")],
@@ -256,8 +264,8 @@ def test_target_columns_must_include_the_primary_key():
 def test_target_columns_still_check_unknown_names_and_targeted_values():
     with pytest.raises(FlussError, match="row 0 has unknown column 'zz'"):
         rows_to_batch([{"id": 1, "a": "x", "zz": 1}], PK, target_columns=[0, 1])
-    with pytest.raises(FlussError, match="row 0 is missing column 'a'"):
-        rows_to_batch([{"id": 1}], PK, target_columns=[0, 1])
+    with pytest.raises(FlussError, match="row 0 is missing non-nullable field 'b'"):
+        rows_to_batch([{"id": 1}], PK, target_columns=[0, 2])
 
 
 # ============================================================================ conform_batch

@@ -60,12 +60,23 @@ def test_bucket_function_and_paimon_options_are_declared():
     ("table.datalake.enabled", "maybe", "maybe"),
     ("table.replication.factor", "0", "at least 1"),
     ("bucket.num", "many", "many"),
-    ("table.log.format", "INDEXED", "not supported yet"),
+    ("table.log.format", "PARQUET", "ARROW, INDEXED, COMPACTED"),
+    ("table.kv.format", "ARROW", "COMPACTED, INDEXED"),
     ("table.datalake.format", "iceberg", "not supported yet"),
 ])
 def test_invalid_values_are_refused_naming_the_key(key, value, mentions):
     message = _refused({key: value})
     assert f"'{key}'" in message and mentions in message
+
+
+def test_log_and_kv_formats_follow_flusss_rules():
+    for props in ({"table.log.format": "indexed"}, {"table.log.format": "COMPACTED"}):
+        assert validate_table_properties(props, "db.t", False)["table.log.format"] == props["table.log.format"].upper()
+    validate_table_properties({"table.kv.format": "INDEXED", "table.log.format": "INDEXED"}, "db.t", True)
+    validate_table_properties({"table.kv.format": "COMPACTED", "table.log.format": "COMPACTED"}, "db.t", True)
+    message = _refused({"table.log.format": "INDEXED"}, has_pk=True)  # kv COMPACTED by default
+    assert "'table.kv.format' COMPACTED" in message and "not INDEXED" in message
+    assert "needs a primary-key table" in _refused({"table.kv.format": "INDEXED"})
 
 
 def test_merge_engine_needs_a_primary_key():

@@ -56,7 +56,7 @@ class AdminCalls:
         return DatabaseInfo.from_pb(resp.database_info)
 
     async def create_table(self, table_path: TablePath, table_descriptor: TableDescriptor,
-                           ignore_if_exists: bool | None = False) -> None:
+                           ignore_if_exists: bool | None = None) -> None:
         await self._c.admin_call("CreateTable", pb.CreateTableRequest(
             table_path=table_path.to_pb(), descriptor=table_descriptor.to_pb(), ignore_if_exists=bool(ignore_if_exists)))
 

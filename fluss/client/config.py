@@ -27,6 +27,18 @@ LOOKUP_MAX_BATCH_SIZE = "lookup.max-batch-size"
 LOOKUP_BATCH_TIMEOUT = "lookup.batch-timeout"
 CONNECT_TIMEOUT = "connect-timeout"
 REQUEST_TIMEOUT = "request-timeout"
+# Keys of the official client this one accepts without acting on them (docs/python-api-parity.md): it sizes
+# batches by writer.batch-size alone, and tablet servers serve tiered (remote) log segments themselves.
+WRITER_DYNAMIC_BATCH_SIZE_ENABLED = "writer.dynamic-batch-size.enabled"
+WRITER_DYNAMIC_BATCH_SIZE_MIN = "writer.dynamic-batch-size-min"
+SCANNER_REMOTE_LOG_PREFETCH_NUM = "scanner.remote-log.prefetch-num"
+REMOTE_FILE_DOWNLOAD_THREAD_NUM = "remote-file.download-thread-num"
+SCANNER_REMOTE_LOG_READ_CONCURRENCY = "scanner.remote-log.read-concurrency"
+# Security: only PLAINTEXT is spoken; FlussConnection.create refuses any other protocol, naming it.
+SECURITY_PROTOCOL = "security.protocol"
+SECURITY_SASL_MECHANISM = "security.sasl.mechanism"
+SECURITY_SASL_USERNAME = "security.sasl.username"
+SECURITY_SASL_PASSWORD = "security.sasl.password"
 
 DEFAULTS = {
     BOOTSTRAP_SERVERS: "127.0.0.1:9123",
@@ -52,6 +64,15 @@ DEFAULTS = {
     # how long a client keeps trying to reach a cluster none of whose bootstrap servers has answered yet
     CONNECT_TIMEOUT: "5s",
     REQUEST_TIMEOUT: "30s",
+    WRITER_DYNAMIC_BATCH_SIZE_ENABLED: "true",
+    WRITER_DYNAMIC_BATCH_SIZE_MIN: "256kb",
+    SCANNER_REMOTE_LOG_PREFETCH_NUM: "4",
+    REMOTE_FILE_DOWNLOAD_THREAD_NUM: "3",
+    SCANNER_REMOTE_LOG_READ_CONCURRENCY: "4",
+    SECURITY_PROTOCOL: "PLAINTEXT",
+    SECURITY_SASL_MECHANISM: "PLAIN",
+    SECURITY_SASL_USERNAME: "",
+    SECURITY_SASL_PASSWORD: "",
 }
 
 
@@ -117,6 +138,16 @@ class Config:
     lookup_batch_timeout_ms = _prop(LOOKUP_BATCH_TIMEOUT, "ms")
     connect_timeout_ms = _prop(CONNECT_TIMEOUT, "ms")
     request_timeout_ms = _prop(REQUEST_TIMEOUT, "ms")
+    writer_dynamic_batch_size_enabled = _prop(WRITER_DYNAMIC_BATCH_SIZE_ENABLED, "bool")
+    writer_dynamic_batch_size_min = _prop(WRITER_DYNAMIC_BATCH_SIZE_MIN, "bytes")
+    scanner_remote_log_prefetch_num = _prop(SCANNER_REMOTE_LOG_PREFETCH_NUM, "int")
+    remote_file_download_thread_num = _prop(REMOTE_FILE_DOWNLOAD_THREAD_NUM, "int")
+    scanner_remote_log_read_concurrency = _prop(SCANNER_REMOTE_LOG_READ_CONCURRENCY, "int")
+    security_protocol = _prop(SECURITY_PROTOCOL, "str")
+    security_sasl_mechanism = _prop(SECURITY_SASL_MECHANISM, "str")
+    security_sasl_username = _prop(SECURITY_SASL_USERNAME, "str")
+    security_sasl_password = _prop(SECURITY_SASL_PASSWORD, "str")
 
     def __repr__(self) -> str:
-        return f"Config({self._props})"
+        shown = {k: ("***" if k == SECURITY_SASL_PASSWORD else v) for k, v in self._props.items()}
+        return f"Config({shown})"

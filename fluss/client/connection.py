@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from types import TracebackType
 
 from fluss.client.admin import FlussAdmin
 from fluss.client.cluster_client import ClusterClient
 from fluss.client.config import Config
 from fluss.client.io_thread import IoThread
 from fluss.client.metrics import ClientMetrics
+from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TablePath
 from fluss.rpc.addresses import parse_addresses
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -27,6 +29,10 @@ class FlussConnection:
         """Connects to the cluster of ``bootstrap.servers``; fails within ``connect-timeout`` when none of them
         can be reached, naming each address and why (see ``ClusterClient``)."""
         parse_addresses(config.bootstrap_servers)  # a malformed entry fails here, before any thread starts
+        protocol = str(config.security_protocol).strip().upper()
+        if protocol != "PLAINTEXT":
+            raise FlussError(f"security.protocol '{config.security_protocol}' is not supported by this client "
+                             "(only PLAINTEXT)", ErrorCode.CLIENT_ERROR)
         io = IoThread(config)
         try:
             await io.wait(io.client.admin_call("GetServerNodes", pb.GetServerNodesRequest()))
@@ -86,13 +92,17 @@ class FlussConnection:
     async def __aenter__(self) -> FlussConnection:
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, exc_type: type | None = None, exc_value: BaseException | None = None,
+                        traceback: TracebackType | None = None) -> bool:
+        """Closes the connection (draining every writer's pending writes); exceptions propagate."""
         await self.aclose()
+        return False
 
     def __enter__(self) -> FlussConnection:
         return self
 
-    def __exit__(self, *exc: object) -> bool:
+    def __exit__(self, exc_type: type | None = None, exc_value: BaseException | None = None,
+                 traceback: TracebackType | None = None) -> bool:
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:

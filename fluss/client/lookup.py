@@ -75,28 +75,46 @@ def _require_primary_key(info: TableInfo) -> None:
                          ErrorCode.NON_PRIMARY_KEY_TABLE_EXCEPTION)
 
 
+def returns_awaitable(fn):
+    """Marks a method that is ``async`` in the official client's stub and returns an awaitable here without
+    being a coroutine function (an ``asyncio.Future``, as pyo3's ``future_into_py`` gives the official one)."""
+    fn.__fluss_awaitable__ = True
+    return fn
+
+
 class TableLookup:
-    """Builder of a ``Lookuper`` (by primary key) or, after ``lookup_by``, a ``PrefixLookuper``."""
+    """Builder of a ``Lookuper`` (by primary key), or with ``lookup_by`` of a ``PrefixLookuper``."""
 
-    def __init__(self, table, lookup_columns: list[str] | None = None) -> None:
+    def __init__(self, table) -> None:
         self._table = table
-        self._columns = lookup_columns
 
-    def lookup_by(self, columns: list[str]) -> TableLookup:
-        """Look up by a bucket-key prefix of the primary key (plus the partition keys of a partitioned table)."""
-        if isinstance(columns, str) or not isinstance(columns, Sequence):
-            raise FlussError("lookup_by takes a list of column names", ErrorCode.CLIENT_ERROR)
-        return TableLookup(self._table, list(columns))
-
-    def create_lookuper(self) -> Lookuper | PrefixLookuper:
+    def create_lookuper(self) -> Lookuper:
         info = self._table.get_table_info()
         _require_primary_key(info)
-        if self._columns is None or self._columns == info.get_primary_keys():
-            return Lookuper(self._table._conn, info)
-        return PrefixLookuper(self._table._conn, info, self._columns)
+        return Lookuper(self._table._conn, info)
+
+    def lookup_by(self, column_names: list[str]) -> TablePrefixLookup:
+        """Prefix lookups by these columns: the table's partition keys (if any), then its bucket key, in order."""
+        if isinstance(column_names, str) or not isinstance(column_names, Sequence):
+            raise FlussError("lookup_by takes a list of column names", ErrorCode.CLIENT_ERROR)
+        return TablePrefixLookup(self._table, list(column_names))
 
     def __repr__(self) -> str:
-        return f"TableLookup({self._table.get_table_path()}, lookup_columns={self._columns})"
+        return "TableLookup()"
+
+
+class TablePrefixLookup:
+    """Builder of a ``PrefixLookuper`` (``table.new_lookup().lookup_by(columns)``)."""
+
+    def __init__(self, table, column_names: list[str]) -> None:
+        self._table = table
+        self._columns = column_names
+
+    def create_lookuper(self) -> PrefixLookuper:
+        return PrefixLookuper(self._table._conn, self._table.get_table_info(), self._columns)
+
+    def __repr__(self) -> str:
+        return "TablePrefixLookup()"
 
 
 _FAST_PYTHON_TYPES = {"TINYINT": int, "SMALLINT": int, "INT": int, "BIGINT": int, "STRING": str, "BYTES": bytes}
@@ -255,6 +273,7 @@ class Lookuper:
         self._submitter = _Submitter(self._io, self._sender, self._codec)
         connection.register(self)
 
+    @returns_awaitable
     def lookup(self, pk: dict | list | tuple) -> Awaitable[dict | None]:
         """The row with this primary key (a dict with the key columns, or their values in primary-key order),
         or None when there is none. For a partitioned table the key includes the partition columns.
@@ -274,7 +293,9 @@ class PrefixLookuper:
     """Looks up all rows whose primary key starts with a bucket-key prefix."""
 
     def __init__(self, connection, table: TableInfo, lookup_columns: list[str]) -> None:
-        _require_primary_key(table)
+        if not table.has_primary_key():
+            raise FlussError(f"Log table {table.table_path} doesn't support prefix lookup",
+                             ErrorCode.NON_PRIMARY_KEY_TABLE_EXCEPTION)
         encoded = check_prefix_columns(table, lookup_columns)
         self._table = table
         self._columns = list(lookup_columns)
@@ -284,6 +305,7 @@ class PrefixLookuper:
         self._submitter = _Submitter(self._io, self._sender, self._codec)
         connection.register(self)
 
+    @returns_awaitable
     def lookup(self, prefix: dict | list | tuple) -> Awaitable[list[dict]]:
         """Every row whose key has this prefix (a dict by column name, or the values in ``lookup_by`` order);
         an ``asyncio.Future``, as :meth:`Lookuper.lookup`."""
@@ -297,36 +319,41 @@ class PrefixLookuper:
 
 
 def check_prefix_columns(info: TableInfo, columns: list[str]) -> list[str]:
-    """Validates the columns of a prefix lookup; returns the primary-key columns whose encoding is the prefix.
+    """Validates the columns of a prefix lookup (the official client's rules and messages); returns the
+    primary-key columns whose encoding is the prefix.
 
-    The columns must be the bucket key plus the partition keys, and the bucket key must be a leading part of
-    the primary key without the partition keys, so that every key with the prefix is in one bucket.
+    The columns must be the table's partition keys (if any), then its bucket key in order; the bucket key must
+    be a leading part of the primary key without the partition keys, and shorter than it (a lookup by the whole
+    key is a point lookup: ``create_lookuper()`` without ``lookup_by``).
     """
     path = info.table_path
     names = info.get_column_names()
-    unknown = [c for c in columns if c not in names]
-    if unknown:
-        raise FlussError(f"Lookup column(s) {unknown} do not exist in table '{path}' (columns: {', '.join(names)})",
-                         ErrorCode.CLIENT_ERROR)
-    if not columns or len(set(columns)) != len(columns):
-        raise FlussError(f"Lookup columns {columns} of table '{path}' must be distinct and not empty",
-                         ErrorCode.CLIENT_ERROR)
+    for name in columns:
+        if name not in names:
+            raise FlussError(f"Unknown column name '{name}' for prefix lookup (table '{path}' has columns "
+                             f"{', '.join(names)})", ErrorCode.CLIENT_ERROR)
     pks = info.get_primary_keys()
     partition_keys = info.get_partition_keys()
     bucket_keys = info.get_bucket_keys()
     physical = [k for k in pks if k not in partition_keys]
+    where = f"Can not perform prefix lookup on table '{path}'"
+    if not bucket_keys:
+        raise FlussError(f"{where}, because it has no bucket keys.", ErrorCode.CLIENT_ERROR)
     if bucket_keys != physical[:len(bucket_keys)]:
-        raise FlussError(f"Cannot prefix-lookup table '{path}': its bucket key {bucket_keys} is not a leading part "
-                         f"of its primary key {physical} (without partition keys)", ErrorCode.CLIENT_ERROR)
-    expected = set(bucket_keys) | set(partition_keys)
-    if set(columns) != expected:
-        extra = [c for c in columns if c not in expected]
-        missing = [c for c in bucket_keys + partition_keys if c not in columns]
-        detail = "; ".join(x for x in (f"missing {missing}" if missing else "",
-                                        f"not allowed {extra}" if extra else "") if x)
-        need = f"bucket key {bucket_keys}" + (f" and partition keys {partition_keys}" if partition_keys else "")
-        raise FlussError(f"Cannot prefix-lookup table '{path}' by {columns}: the lookup columns must be the {need} "
-                         f"({detail}; primary key {pks})", ErrorCode.CLIENT_ERROR)
+        raise FlussError(f"{where}, because the bucket keys {bucket_keys} is not a prefix subset of the physical "
+                         f"primary keys {physical} (excluded partition fields if present).", ErrorCode.CLIENT_ERROR)
+    missing = [k for k in partition_keys if k not in columns]
+    if missing:
+        raise FlussError(f"{where}, because the lookup columns {columns} must contain all partition fields "
+                         f"{partition_keys}.", ErrorCode.CLIENT_ERROR)
+    rest = [c for c in columns if c not in partition_keys]
+    if rest != bucket_keys:
+        raise FlussError(f"{where}, because the lookup columns {columns} must contain all bucket keys "
+                         f"{bucket_keys} in order.", ErrorCode.CLIENT_ERROR)
+    if bucket_keys == physical:
+        raise FlussError(f"{where}, because the lookup columns {columns} equals the physical primary keys "
+                         f"{physical}. Please use primary key lookup (Lookuper without lookup_by) instead.",
+                         ErrorCode.CLIENT_ERROR)
     last = max(pks.index(c) for c in bucket_keys)
     return pks[:last + 1]
 

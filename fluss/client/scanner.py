@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import weakref
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,43 +27,58 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import EARLIEST_OFFSET, LATEST_OFFSET, TableBucket, TableInfo
 from fluss.record.change_type import ChangeType
 from fluss.record.log_batch import LogBatch, iter_batches
+from fluss.record.log_format import ARROW, log_format_of
 from fluss.row_convert import batch_to_pylist
 from fluss.rpc.errors import to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
 
 
 class ScanRecord:
-    __slots__ = ("offset", "timestamp", "change_type", "row")
+    """One record of a poll: its offset, commit timestamp, change type and row (read-only)."""
+
+    __slots__ = ("_offset", "_timestamp", "_change_type", "_row")
 
     def __init__(self, offset: int, timestamp: int, change_type: ChangeType, row: dict) -> None:
-        self.offset = offset
-        self.timestamp = timestamp
-        self.change_type = change_type
-        self.row = row
+        self._offset = offset
+        self._timestamp = timestamp
+        self._change_type = change_type
+        self._row = row
+
+    offset = property(lambda self: self._offset, doc="The position of this record in the log.")
+    timestamp = property(lambda self: self._timestamp, doc="The commit timestamp of this record (ms).")
+    change_type = property(lambda self: self._change_type, doc="+A, +I, -U, +U or -D.")
+    row = property(lambda self: self._row, doc="The row as a dict of column name to value.")
 
     def __repr__(self) -> str:
-        return f"ScanRecord(offset={self.offset}, timestamp={self.timestamp}, " \
-               f"change_type={self.change_type.short_string()}, row={self.row})"
+        return f"ScanRecord(offset={self._offset}, timestamp={self._timestamp}, " \
+               f"change_type={self._change_type.short_string()}, row={self._row})"
 
     __str__ = __repr__
 
 
 class RecordBatch:
-    """An Arrow batch of one bucket with its offsets."""
+    """An Arrow batch of one bucket with its offsets (read-only; ``change_types`` and ``timestamp`` are this
+    client's additions: the change type of each row and the batch's commit timestamp)."""
 
-    __slots__ = ("batch", "bucket", "base_offset", "last_offset", "change_types", "timestamp")
+    __slots__ = ("_batch", "_bucket", "_base_offset", "_last_offset", "change_types", "timestamp")
 
     def __init__(self, batch: pa.RecordBatch, bucket: TableBucket, base_offset: int, last_offset: int,
                  change_types=None, timestamp: int = 0) -> None:
-        self.batch = batch
-        self.bucket = bucket
-        self.base_offset = base_offset
-        self.last_offset = last_offset
+        self._batch = batch
+        self._bucket = bucket
+        self._base_offset = base_offset
+        self._last_offset = last_offset
         self.change_types = change_types
         self.timestamp = timestamp
 
+    batch = property(lambda self: self._batch, doc="The Arrow RecordBatch.")
+    bucket = property(lambda self: self._bucket, doc="The bucket this batch belongs to.")
+    base_offset = property(lambda self: self._base_offset, doc="The offset of the first record.")
+    last_offset = property(lambda self: self._last_offset, doc="The offset of the last record.")
+
     def __repr__(self) -> str:
-        return f"RecordBatch({self.bucket}, offsets {self.base_offset}..{self.last_offset}, rows={self.batch.num_rows})"
+        return f"RecordBatch({self._bucket}, offsets {self._base_offset}..{self._last_offset}, " \
+               f"rows={self._batch.num_rows})"
 
     __str__ = __repr__
 
@@ -103,10 +119,11 @@ class ScanRecords:
     def __len__(self) -> int:
         return self.count()
 
-    def __getitem__(self, key):
-        if isinstance(key, TableBucket):
-            return self.records(key)
-        return self._all()[key]
+    def __getitem__(self, index, /):
+        """A record by position, a list of records by slice, or a bucket's records by ``TableBucket``."""
+        if isinstance(index, TableBucket):
+            return self.records(index)
+        return self._all()[index]
 
     def __contains__(self, bucket: object) -> bool:
         return bucket in self._by_bucket
@@ -128,15 +145,18 @@ class _Fetched:
 class LogScanner:
     """Reads subscribed buckets. ``record_mode`` selects ``poll`` (records) vs the Arrow methods."""
 
-    def __init__(self, connection, table: TableInfo, projection: list[int] | None, record_mode: bool,
-                 limit: int | None = None) -> None:
+    def __init__(self, connection, table: TableInfo, projection: list[int] | None, record_mode: bool) -> None:
         self._conn = connection
         self._table = table
         self._projection = projection
         self._record_mode = record_mode
-        self._limit = limit
         schema = table.row_schema.to_arrow()
         self._read_schema = schema if projection is None else pa.schema([schema.field(i) for i in projection])
+        # the tablet server projects ARROW logs; the rows of a row-format log (INDEXED, COMPACTED) are decoded
+        # whole and projected here
+        self._server_projection = projection if log_format_of(table.get_properties()) == ARROW else None
+        self._decode_schema = self._read_schema if self._server_projection is not None or projection is None \
+            else schema
         cfg = connection.config
         self._max_poll_records = cfg.scanner_log_max_poll_records
         self._fetch_max_bytes = cfg.scanner_log_fetch_max_bytes
@@ -154,6 +174,7 @@ class LogScanner:
         self._metrics = client_metrics.scanner(table.table_path, lambda: dict(self._offsets),
                                                lambda: self._client.partition_names) \
             if client_metrics is not None else None
+        self._reader_active = False  # a to_arrow / to_arrow_batch_reader read is in progress
         connection.register(self)
 
     @property
@@ -179,12 +200,15 @@ class LogScanner:
             self.subscribe_partition(pid, b, off)
 
     def unsubscribe(self, bucket_id: int) -> None:
+        self._check_no_reader()
         self._drop(TableBucket(self._table.table_id, bucket_id))
 
     def unsubscribe_partition(self, partition_id: int, bucket_id: int) -> None:
+        self._check_no_reader()
         self._drop(TableBucket(self._table.table_id, bucket_id, partition_id))
 
     def _subscribe(self, tb: TableBucket, offset: int) -> None:
+        self._check_no_reader()
         if tb.bucket_id < 0 or tb.bucket_id >= self._table.num_buckets:
             raise FlussError(f"Bucket {tb.bucket_id} does not exist in table '{self._table.table_path}' "
                              f"({self._table.num_buckets} buckets)", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
@@ -212,6 +236,7 @@ class LogScanner:
 
     async def poll(self, timeout_ms: int) -> ScanRecords:
         """Records of the subscribed buckets (empty when none arrive within ``timeout_ms``)."""
+        self._check_no_reader()
         return await asyncio.to_thread(self._poll_records, timeout_ms)
 
     def _poll_records(self, timeout_ms: int) -> ScanRecords:
@@ -231,6 +256,7 @@ class LogScanner:
     async def poll_record_batch(self, timeout_ms: int) -> list[RecordBatch]:
         """Arrow batches with their bucket and offsets."""
         self._require_batch_mode("poll_record_batch")
+        self._check_no_reader()
         return await asyncio.to_thread(self._poll_batches, timeout_ms, None)
 
     def poll_record_batch_sync(self, timeout_ms: int) -> list[RecordBatch]:
@@ -241,11 +267,13 @@ class LogScanner:
     async def poll_arrow(self, timeout_ms: int) -> pa.Table:
         """The polled batches as one Arrow table (empty, with the schema, when nothing arrived)."""
         self._require_batch_mode("poll_arrow")
+        self._check_no_reader()
         batches = await asyncio.to_thread(self._poll_batches, timeout_ms, None)
         return pa.Table.from_batches([b.batch for b in batches], schema=self._read_schema)
 
     async def to_arrow(self) -> pa.Table:
-        """Everything from the subscribed offsets up to the latest offsets at the time of the call."""
+        """Everything from the subscribed offsets up to the latest offsets at the time of the call; the buckets
+        are unsubscribed once read (as the official client's reader does)."""
         self._require_batch_mode("to_arrow")
         return await asyncio.to_thread(self._read_all)
 
@@ -253,40 +281,63 @@ class LogScanner:
         return (await self.to_arrow()).to_pandas()
 
     def _read_all(self) -> pa.Table:
-        return pa.Table.from_batches(list(self._read_to_end()), schema=self._read_schema)
+        return pa.Table.from_batches(list(_ReaderSession(self)), schema=self._read_schema)
 
     def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
+        """A lazy ``pyarrow.RecordBatchReader`` of the subscribed buckets up to their latest offsets now (a
+        blocking call: it asks the leaders for those offsets). While it is alive, subscribing, unsubscribing
+        and polling this scanner raise; each bucket is unsubscribed once read, and the rest when the reader
+        is exhausted or dropped."""
         self._require_batch_mode("to_arrow_batch_reader")
-        return pa.RecordBatchReader.from_batches(self._read_schema, self._read_to_end())
+        return pa.RecordBatchReader.from_batches(self._read_schema, _ReaderSession(self))
 
-    def _read_to_end(self) -> Iterator[pa.RecordBatch]:
+    def _begin_reader(self) -> dict[TableBucket, int]:
+        """Marks a bounded read as active and returns the end offset of every subscribed bucket."""
+        self._check_no_reader()
         if not self._offsets:
-            raise FlussError("Subscribe to at least one bucket before reading", ErrorCode.CLIENT_ERROR)
-        ends = self._io.call(self._end_offsets())
-        for tb, end in ends.items():
-            start = self._offsets.get(tb, end)
-            if start > end:  # nothing this read could return: say so instead of returning nothing
-                raise FlussError(f"Start offset {start} of bucket {tb.bucket_id} of '{self._table.table_path}' is "
-                                 f"past the end of its log (the latest offset is {end})",
-                                 ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION)
-        remaining = self._limit
+            raise FlussError("No buckets subscribed. Call subscribe() before creating a reader.",
+                             ErrorCode.CLIENT_ERROR)
+        self._reader_active = True
+        try:
+            ends = self._io.call(self._end_offsets())
+            for tb, end in ends.items():
+                start = self._offsets.get(tb, end)
+                if start > end:  # nothing this read could return: say so instead of returning nothing
+                    raise FlussError(f"Start offset {start} of bucket {tb.bucket_id} of '{self._table.table_path}' "
+                                     f"is past the end of its log (the latest offset is {end})",
+                                     ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION)
+            return ends
+        except BaseException:
+            self._reader_active = False
+            raise
+
+    def _end_reader(self, buckets: list[TableBucket]) -> None:
+        """A bounded read ended (exhausted, closed or dropped): its buckets are unsubscribed."""
+        for tb in buckets:
+            self._drop(tb)
+        self._reader_active = False
+
+    def _check_no_reader(self) -> None:
+        if self._reader_active:
+            raise FlussError("Cannot modify subscriptions or poll while a RecordBatchLogReader is active. Drop "
+                             "the reader first.", ErrorCode.CLIENT_ERROR)
+
+    def _read_to_end(self, ends: dict[TableBucket, int]) -> Iterator[pa.RecordBatch]:
         while True:
             self._resolve_pending()
+            for tb, end in ends.items():  # a bucket read to its end is unsubscribed
+                if tb in self._offsets and self._offsets[tb] >= end and not any(b.bucket == tb for b in self._buffer):
+                    self._drop(tb)
             pending = [tb for tb, end in ends.items() if self._offsets.get(tb, end) < end]
-            if not pending and not self._buffer:
+            if not pending and not any(b.bucket in ends for b in self._buffer):
                 return
             for b in self._poll_batches(self._wait_ms, None, only=set(pending)):
                 end = ends.get(b.bucket, 0)
                 batch = b.batch
                 if b.last_offset >= end:  # written after the read started: cut at the end offset
                     batch = batch.slice(0, max(0, end - b.base_offset))
-                if remaining is not None:
-                    batch = batch.slice(0, remaining)
-                    remaining -= batch.num_rows
                 if batch.num_rows:
                     yield batch
-                if remaining is not None and remaining <= 0:
-                    return
 
     def _resolve_pending(self) -> None:
         if any(o < 0 for o in self._offsets.values()):
@@ -430,8 +481,8 @@ class LogScanner:
     async def _fetch_from(self, addr: str, tbs: list[TableBucket], wait_ms: int) -> None:
         req = pb.FetchLogRequest(follower_id=-1, max_bytes=self._fetch_max_bytes, min_bytes=self._min_bytes,
                                  max_wait_ms=wait_ms)
-        table = pb.FetchTablePb(table_id=self._table.table_id, projection_enabled=self._projection is not None,
-                                projected_fields=self._projection or [])
+        table = pb.FetchTablePb(table_id=self._table.table_id, projection_enabled=self._server_projection is not None,
+                                projected_fields=self._server_projection or [])
         for tb in tbs:
             table.buckets.append(pb.FetchBucketPb(partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
                                                   fetch_offset=self._offsets[tb], max_bytes=self._bucket_max_bytes))
@@ -484,7 +535,10 @@ class LogScanner:
         """Decodes every fetched batch (on several cores when the response is large, ``batch_decode``), then
         buffers the rows from each bucket's fetch offset on, in offset order."""
         flat = [b for _, _, batches in fetched for b in batches]
-        decoded = iter(await decode_fetched(flat, self._read_schema, self._check_crc))
+        decoded = await decode_fetched(flat, self._decode_schema, self._check_crc)
+        if self._decode_schema is not self._read_schema:  # a row-format log: project on the client
+            decoded = [(rb.select(self._projection), cts) for rb, cts in decoded]
+        decoded = iter(decoded)
         for tb, offset, batches in fetched:
             parts = [next(decoded) for _ in batches]
             if self._offsets.get(tb) != offset:  # unsubscribed or moved while decoding: drop what was fetched
@@ -517,6 +571,27 @@ class LogScanner:
 
     def __repr__(self) -> str:
         return f"LogScanner({self._table.table_path}, buckets={len(self._offsets)})"
+
+
+class _ReaderSession:
+    """The iterator of one bounded read (``to_arrow``, ``to_arrow_batch_reader``): created when the read starts
+    (it takes the end offsets and marks the scanner busy), it ends the read - unsubscribing its buckets - when it
+    is exhausted or garbage-collected, also if it was never iterated."""
+
+    def __init__(self, scanner: LogScanner) -> None:
+        ends = scanner._begin_reader()
+        self._batches = scanner._read_to_end(ends)
+        self._finalizer = weakref.finalize(self, scanner._end_reader, list(ends))
+
+    def __iter__(self) -> _ReaderSession:
+        return self
+
+    def __next__(self) -> pa.RecordBatch:
+        try:
+            return next(self._batches)
+        except BaseException:
+            self._finalizer()
+            raise
 
 
 def _group(items, key) -> dict:

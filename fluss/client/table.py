@@ -3,13 +3,14 @@
 
 from __future__ import annotations
 
-from fluss.client.kv_scanner import KvSnapshotScanner
+from fluss.client.batch_scanner import BatchScanner, kv_state_scanner
 from fluss.client.lookup import TableLookup
 from fluss.client.scanner import LogScanner
 from fluss.client.upsert import TableUpsert
 from fluss.client.writer import AppendWriter
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket, TableInfo, TablePath
+from fluss.record.log_format import require_arrow_log_format
 
 
 class TableAppend:
@@ -27,7 +28,7 @@ class TableAppend:
 
 
 class TableScan:
-    """Builder for log scanners: projection by index or name, and an optional row limit."""
+    """Builder of scanners: projection by index or name, and a row limit for a bucket batch scanner."""
 
     def __init__(self, table: FlussTable) -> None:
         self._table = table
@@ -52,33 +53,70 @@ class TableScan:
         return self.project([columns.index(n) for n in names])
 
     def limit(self, n: int) -> TableScan:
-        if n <= 0:
-            raise FlussError(f"Limit must be positive, got {n}", ErrorCode.CLIENT_ERROR)
+        """A positive row limit; it enables ``create_bucket_batch_scanner`` (log scanners refuse a limit)."""
+        if not isinstance(n, int) or isinstance(n, bool) or n <= 0:
+            raise FlussError(f"Limit must be a positive integer, got {n!r}", ErrorCode.CLIENT_ERROR)
         self._limit = n
         return self
 
     async def create_log_scanner(self) -> LogScanner:
-        return LogScanner(self._table._conn, self._table.get_table_info(), self._projection, True, self._limit)
+        """A record scanner (``poll``): a log table's records (+A), or a primary-key table's changelog."""
+        self._refuse_limit("create_log_scanner")
+        return LogScanner(self._table._conn, self._table.get_table_info(), self._projection, True)
 
     async def create_record_batch_log_scanner(self) -> LogScanner:
-        return LogScanner(self._table._conn, self._table.get_table_info(), self._projection, False, self._limit)
-
-    async def create_bucket_batch_scanner(self, bucket_id: int, partition_id: int | None = None):
-        """A bounded scanner of one bucket: for a log table its log from the earliest offset, for a
-        primary-key table its current rows (a KV snapshot scan); ``limit`` rows at most."""
+        """An Arrow batch scanner (``poll_arrow``, ``poll_record_batch``, ``to_arrow``...) of a log table in the
+        ARROW log format (a primary-key table's changelog has per-record change types: use
+        ``create_log_scanner``)."""
+        self._refuse_limit("create_record_batch_log_scanner")
         info = self._table.get_table_info()
         if info.has_primary_key():
-            if bucket_id < 0 or bucket_id >= info.num_buckets:
-                raise FlussError(f"Bucket {bucket_id} does not exist in table '{info.table_path}' "
-                                 f"({info.num_buckets} buckets)", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
-            return KvSnapshotScanner(self._table._conn, info, TableBucket(info.table_id, bucket_id, partition_id),
-                                     self._projection, self._limit)
-        scanner = await self.create_record_batch_log_scanner()
-        if partition_id is None:
-            scanner.subscribe(bucket_id, -2)
-        else:
-            scanner.subscribe_partition(partition_id, bucket_id, -2)
-        return scanner
+            raise FlussError(f"Batch-mode log scan does not support primary-key table '{info.table_path}'; use "
+                             "create_log_scanner() to read its changelog record by record",
+                             ErrorCode.CLIENT_ERROR)
+        require_arrow_log_format(info, "A record-batch log scan")
+        return LogScanner(self._table._conn, info, self._projection, False)
+
+    def _changelog_batch_scanner(self) -> LogScanner:
+        """Arrow batches with their change types, also of a primary-key table's changelog (for the tiering job
+        and union reads; ``RecordBatch.change_types`` is this client's addition)."""
+        return LogScanner(self._table._conn, self._table.get_table_info(), self._projection, False)
+
+    def create_bucket_batch_scanner(self, bucket: TableBucket) -> BatchScanner:
+        """A one-shot bounded scan of ``bucket`` (needs ``limit``; see ``fluss.client.batch_scanner``)."""
+        info = self._table.get_table_info()
+        if self._limit is None:
+            raise FlussError("create_bucket_batch_scanner() needs a limit: call limit(n) first", ErrorCode.CLIENT_ERROR)
+        if not isinstance(bucket, TableBucket):
+            raise FlussError(f"create_bucket_batch_scanner() takes a TableBucket, got {type(bucket).__name__}",
+                             ErrorCode.CLIENT_ERROR)
+        if bucket.table_id != info.table_id:
+            raise FlussError(f"{bucket} is not a bucket of table '{info.table_path}' (table id {info.table_id})",
+                             ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+        if not 0 <= bucket.bucket_id < info.num_buckets:
+            raise FlussError(f"Bucket {bucket.bucket_id} does not exist in table '{info.table_path}' "
+                             f"({info.num_buckets} buckets)", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+        if info.is_partitioned() != (bucket.partition_id is not None):
+            raise FlussError(f"Table '{info.table_path}' is {'' if info.is_partitioned() else 'not '}partitioned: "
+                             f"{bucket} {'needs' if info.is_partitioned() else 'must not have'} a partition id",
+                             ErrorCode.PARTITION_NOT_EXISTS)
+        if not info.has_primary_key():
+            require_arrow_log_format(info, "A bucket batch scan of a log table")
+        return BatchScanner(self._table._conn, info, bucket, self._projection, self._limit)
+
+    def create_kv_state_scanner(self, bucket: TableBucket) -> BatchScanner:
+        """Beyond the official API: a scanner of a primary-key bucket's whole current state (no limit; used by
+        union reads and the lake tiering job)."""
+        info = self._table.get_table_info()
+        if not info.has_primary_key():
+            raise FlussError(f"create_kv_state_scanner() reads a primary-key table; '{info.table_path}' has none",
+                             ErrorCode.CLIENT_ERROR)
+        return kv_state_scanner(self._table._conn, info, bucket)
+
+    def _refuse_limit(self, method: str) -> None:
+        if self._limit is not None:
+            raise FlussError(f"{method}() does not support a limit; use limit(n).create_bucket_batch_scanner(bucket)",
+                             ErrorCode.CLIENT_ERROR)
 
     def __repr__(self) -> str:
         return f"TableScan({self._table.get_table_path()}, projection={self._projection}, limit={self._limit})"

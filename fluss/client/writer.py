@@ -26,6 +26,7 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import TracebackType
 
 import grpc
 import numpy as np
@@ -49,8 +50,9 @@ from fluss.record.log_batch import (
     read_header,
     writer_header,
 )
+from fluss.record.log_format import log_format_of
 from fluss.row_check import RowChecker, short_repr
-from fluss.row_convert import conform_batch, rows_to_batch
+from fluss.row_convert import conform_batch, dataframe_to_arrow, rows_to_batch
 from fluss.rpc.errors import raise_for_error, to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.table_options import LOG_ARROW_COMPRESSION_TYPE, LOG_ARROW_COMPRESSION_ZSTD_LEVEL
@@ -576,6 +578,7 @@ class _TableWriter:
         props = table.get_properties()
         self._compression = parse_compression(LOG_ARROW_COMPRESSION_TYPE.value_of(props))
         self._zstd_level = LOG_ARROW_COMPRESSION_ZSTD_LEVEL.value_of(props)
+        self._log_format = log_format_of(props)
         self._batch_size = self._config.writer_batch_size
         self._bucket_key_idx = [self._schema.index_of(k) for k in table.get_bucket_keys()]
         self._bucketing = bucketing_of(table)  # the table's bucket function (follows its lake format)
@@ -710,7 +713,7 @@ class _TableWriter:
 
     def _encode_piece(self, piece: pa.RecordBatch) -> bytes:
         return build_batch(piece, schema_id=self._table.schema_id, compression=self._compression,
-                           zstd_level=self._zstd_level)
+                           zstd_level=self._zstd_level, log_format=self._log_format)
 
     def _release_chunk(self, chunk: _Chunk) -> None:
         self._io.loop.call_soon_threadsafe(chunk.batch_done, None)
@@ -844,10 +847,19 @@ class _TableWriter:
     async def __aenter__(self):
         return self
 
-    async def __aexit__(self, *exc: object) -> None:
+    async def __aexit__(self, exc_type: type | None = None, exc_value: BaseException | None = None,
+                        traceback: TracebackType | None = None) -> bool:
+        """Flushes the writer (every pending record is sent and acknowledged); exceptions propagate."""
         await self.flush()
+        return False
 
     async def aclose(self) -> None:
+        """Sends what was written and waits for it (as the official client's connection close drains its
+        writers), then stops. A failed write surfaces on its handle, not here."""
+        try:
+            await self.flush()
+        except Exception:  # noqa: BLE001 - the handles carry the error
+            log.debug("flushing on close failed", exc_info=True)
         self._linger.cancel()
         try:
             await self._io.wait(self._sender.close())
@@ -892,7 +904,7 @@ class AppendWriter(_TableWriter):
         self._write_arrow_batch(table)
 
     def write_pandas(self, df: pd.DataFrame) -> None:
-        self._write_arrow_batch(pa.Table.from_pandas(df, preserve_index=False))
+        self._write_arrow_batch(dataframe_to_arrow(df, self._schema))
 
     def __repr__(self) -> str:
         return f"AppendWriter({self._table.table_path})"

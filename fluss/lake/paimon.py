@@ -5,7 +5,9 @@ Paimon and every engine on it treat the lake table as a normal Paimon table:
 
 * Columns and types: the Fluss row schema's Arrow form (``fluss.types``) converted by pypaimon; CHAR(n) becomes
   STRING, TIMESTAMP/TIMESTAMP_LTZ keep the precision of their Arrow unit (0, 3, 6 or 9) and TIME(p) becomes
-  TIME(min(p, 3)) (Paimon stores TIME as milliseconds of the day; finer values are truncated). Then the system
+  TIME(min(p, 3)) (Paimon stores TIME as milliseconds of the day; finer values are truncated). ARRAY, MAP and ROW
+  become Paimon's ARRAY, MAP and ROW with the same nullability at every level, the same rules applying inside.
+  Then the system
   columns Fluss adds to lake tables, :data:`SYSTEM_COLUMNS`: ``__bucket`` INT (the Fluss bucket), ``__offset``
   BIGINT (the record's log offset) and ``__timestamp`` TIMESTAMP_LTZ(3) (its batch commit time); a Fluss table
   may not have columns of these names.
@@ -72,7 +74,7 @@ from fluss.lake.config import (
     paimon_catalog_options,
 )
 from fluss.metadata import TableInfo, TablePath
-from fluss.types import TIME
+from fluss.types import ARRAY, MAP, ROW, TIME
 
 log = logging.getLogger(__name__)
 
@@ -310,14 +312,36 @@ class PaimonLake:
 
 
 def _fix_time_precision(fields, info: TableInfo) -> None:
-    """TIME(p) for pypaimon's TIME(0): Paimon stores TIME as milliseconds of the day, so p = min(Fluss p, 3)."""
-    from pypaimon.schema.data_types import AtomicType
-
+    """TIME(p) for pypaimon's TIME(0), at every depth: Paimon stores TIME as milliseconds of the day, so
+    p = min(Fluss p, 3)."""
     by_name = {c.name: c.data_type for c in info.row_schema.columns}
     for f in fields:
         t = by_name.get(f.name)
-        if t is not None and t.root == TIME:
-            f.type = AtomicType(f"TIME({min(t.precision or 0, 3)})", f.type.nullable)
+        if t is not None:
+            f.type = _with_time_precision(f.type, t)
+
+
+def _with_time_precision(paimon_type, t):
+    from pypaimon.schema.data_types import ArrayType, AtomicType, MapType, RowType
+
+    if t.root == TIME:
+        return AtomicType(f"TIME({min(t.precision or 0, 3)})", paimon_type.nullable)
+    if isinstance(paimon_type, ArrayType) and t.root == ARRAY:
+        paimon_type.element = _with_time_precision(paimon_type.element, t.element_type)
+    elif isinstance(paimon_type, MapType) and t.root == MAP:
+        paimon_type.key = _with_time_precision(paimon_type.key, t.key_type)
+        paimon_type.value = _with_time_precision(paimon_type.value, t.value_type)
+    elif isinstance(paimon_type, RowType) and t.root == ROW:
+        for pf, ff in zip(paimon_type.fields, t.fields, strict=True):
+            pf.type = _with_time_precision(pf.type, ff.data_type)
+    return paimon_type
+
+
+def _holds_time(t: pa.DataType) -> bool:
+    """Whether an Arrow type is or holds a time type (Paimon's TIME is milliseconds: finer values truncate)."""
+    if pa.types.is_time(t):
+        return True
+    return any(_holds_time(t.field(i).type) for i in range(t.num_fields))
 
 
 def _partition_predicate(builder, table, partitions: list[Mapping[str, str]]):
@@ -404,8 +428,8 @@ class LakeWriter:
         arrays = []
         for f in self.schema:
             col = batch.column(f.name)
-            # TIME is milliseconds in Paimon: finer Fluss TIME values are truncated
-            arrays.append(col if col.type == f.type else col.cast(f.type, safe=not pa.types.is_time(f.type)))
+            # TIME is milliseconds in Paimon: finer Fluss TIME values (also nested ones) are truncated
+            arrays.append(col if col.type == f.type else col.cast(f.type, safe=not _holds_time(f.type)))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
     def commit(self, offsets: dict[BucketKey, int], max_timestamps: dict[BucketKey, int],

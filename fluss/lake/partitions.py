@@ -14,10 +14,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Mapping
 
+import numpy as np
+import pyarrow as pa
+
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.partition import name_to_spec, partition_spec_to_name
 from fluss.lake.log_range import BucketKey
 from fluss.metadata import NO_PARTITION, OffsetSpec, TableInfo
+
+_ROW_INDEX = "__fluss_row_index"
 
 PartitionRef = str | Mapping[str, str]  # a partition name or spec
 
@@ -80,3 +85,13 @@ async def partition_exists(admin, info: TableInfo, partition_id: int) -> bool:
     if partition_id == NO_PARTITION:
         return True
     return partition_id in await current_partitions(admin, info)
+
+
+def rows_without_keys(rows: pa.Table, keys: pa.Table, key_columns: list[str]) -> pa.Table:
+    """The rows of ``rows`` whose ``key_columns`` values are not in ``keys``, in their order. Only the key
+    columns go through the join (Arrow's hash join cannot carry list, map or struct columns along)."""
+    if rows.num_rows == 0 or keys.num_rows == 0:
+        return rows
+    probe = rows.select(key_columns).append_column(_ROW_INDEX, pa.array(np.arange(rows.num_rows), pa.int64()))
+    kept = probe.join(keys.select(key_columns), keys=key_columns, join_type="left anti").column(_ROW_INDEX)
+    return rows.take(pa.array(np.sort(kept.to_numpy(zero_copy_only=False))))

@@ -44,7 +44,7 @@ from fluss.key.partition import name_to_spec, partition_name_array
 from fluss.lake.config import freshness_ms
 from fluss.lake.log_range import BucketKey, iter_log_range, key_of
 from fluss.lake.paimon import LakeWriter, PaimonLake, TieredProgress, bucket_key_str
-from fluss.lake.partitions import bucket_keys, current_partitions, list_bucket_offsets
+from fluss.lake.partitions import bucket_keys, current_partitions, list_bucket_offsets, rows_without_keys
 from fluss.lake.snapshot import LakeSnapshot, commit_lake_snapshot
 from fluss.metadata import NO_PARTITION, OffsetSpec, TableBucket, TableInfo
 
@@ -154,7 +154,7 @@ async def _tier(conn, lake: PaimonLake, info: TableInfo, coordinator_snapshot: L
     max_ts = {k: t for k, t in (progress.max_timestamps if progress else {}).items() if k[0] in alive}
     offsets.update(starts)
     table = await conn.get_table(path)
-    scanner = await table.new_scan().create_record_batch_log_scanner()
+    scanner = table.new_scan()._changelog_batch_scanner()
     writer = lake.new_writer(info)
     try:
         for k in sorted(gaps):
@@ -218,14 +218,15 @@ async def _write_kv_state(table, lake: PaimonLake, writer: LakeWriter, info: Tab
     """Writes a primary-key bucket's current KV state (as +I, and -D for lake keys it no longer has); returns the
     log offset the state covers and the number of rows written."""
     pid, bucket = key
-    scanner = await table.new_scan().create_bucket_batch_scanner(bucket, None if pid == NO_PARTITION else pid)
+    scanner = table.new_scan().create_kv_state_scanner(
+        TableBucket(info.table_id, bucket, None if pid == NO_PARTITION else pid))
     rows = await scanner.to_arrow()
     kv_offset = int(scanner.log_offset or 0)
     changes = [(rows, _INSERT)]
     if progress is not None and key in progress.offsets:  # the lake holds keys of it, some deleted in the gap
         held = await asyncio.to_thread(_lake_bucket_rows, lake, info, progress.snapshot_id, bucket, partition_name)
         pk = info.get_primary_keys()
-        stale = held.join(rows.select(pk), keys=pk, join_type="left anti") if rows.num_rows else held
+        stale = rows_without_keys(held, rows, pk)
         changes.insert(0, (stale.select(held.column_names), _DELETE))
     written = 0
     for part, change_type in changes:

@@ -43,9 +43,12 @@ from fluss.lake.partitions import (
     current_partitions,
     list_bucket_offsets,
     partition_names,
+    rows_without_keys,
 )
 from fluss.lake.snapshot import LakeSnapshot, get_latest_lake_snapshot
 from fluss.metadata import NO_PARTITION, OffsetSpec, TableBucket, TableInfo, TablePath
+from fluss.nested_values import conform_nested
+from fluss.types import Column, type_of_field
 
 log = logging.getLogger(__name__)
 
@@ -79,10 +82,10 @@ async def union_read(conn, table_path: TablePath, *, warehouse: str | None = Non
                               info.get_primary_keys())
     if not gaps:
         return merged
-    scan = (await conn.get_table(info.table_path)).new_scan()
-    scanners = [await scan.create_bucket_batch_scanner(bucket, None if pid == NO_PARTITION else pid)
-                for pid, bucket in gaps]
-    current = await asyncio.gather(*(scanner.to_arrow() for scanner in scanners))
+    scan = (await conn.get_table(table_path)).new_scan()
+    current = await asyncio.gather(*(
+        scan.create_kv_state_scanner(TableBucket(info.table_id, bucket, pid)).to_arrow()
+        for pid, bucket in gaps))
     return pa.concat_tables([merged, *(_conform(rows, merged.schema) for rows in current)])
 
 
@@ -189,7 +192,7 @@ async def read_log_after(conn, info: TableInfo, snapshot: LakeSnapshot | None, *
             start = earliest[key]
         ranges[key] = (start, ends[key])
     table = await conn.get_table(path)
-    scanner = await table.new_scan().create_record_batch_log_scanner()
+    scanner = table.new_scan()._changelog_batch_scanner()
     schema = info.row_schema.to_arrow()
 
     async def gone(pending: list) -> set:
@@ -220,8 +223,7 @@ def _apply_changelog(lake_rows: pa.Table, log_rows: pa.Table, change_types: np.n
     last_seq = changes.group_by(primary_keys).aggregate([(_SEQ, "max")]).column(f"{_SEQ}_max")
     last = changes.filter(pc.is_in(changes.column(_SEQ), value_set=last_seq))
     touched = last.select(primary_keys)
-    untouched_lake = lake_rows.join(touched, keys=primary_keys, join_type="left anti") if lake_rows.num_rows \
-        else lake_rows
+    untouched_lake = rows_without_keys(lake_rows, touched, primary_keys)
     upserts = last.filter(pc.not_equal(last.column(_CHANGE), _DELETE)).drop_columns([_SEQ, _CHANGE])
     names = lake_rows.column_names
     return pa.concat_tables([_conform(untouched_lake.select(names), lake_rows.schema),
@@ -232,5 +234,10 @@ def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     arrays = []
     for f in schema:
         col = table.column(f.name)
-        arrays.append(col if col.type == f.type else col.cast(f.type))
+        if col.type == f.type:
+            arrays.append(col)
+        elif pa.types.is_nested(f.type):  # rebuilt level by level: NOT NULL children, Paimon's TIME(3) widened
+            arrays.append(conform_nested(col.combine_chunks(), Column(f.name, type_of_field(f))))
+        else:
+            arrays.append(col.cast(f.type))
     return pa.Table.from_arrays(arrays, schema=schema)  # also restores NOT NULL lost by joins

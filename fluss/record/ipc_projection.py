@@ -23,8 +23,8 @@ Field nodes and buffers appear in pre-order (a column's own, then its children's
     fixed_size_list                             1 node, validity, then the child
     struct                                      1 node, validity, then every child
 
-Fluss's types (``fluss/types.py``) only produce scalar columns of the first three kinds. Anything else
-raises :class:`ProjectionUnsupported` and the caller falls back to decoding: dictionary, union, run-end
+Fluss's types (``fluss/types.py``) produce scalar columns of the first three kinds and, for ARRAY, MAP and ROW,
+list, map and struct columns over them (to any depth). Anything else raises :class:`ProjectionUnsupported` and the caller falls back to decoding: dictionary, union, run-end
 encoded and list-view columns, messages other than a RecordBatch, body compression methods other than
 BUFFER, and metadata or buffers that do not fit the schema or the message. Message ``custom_metadata`` is
 not carried over.

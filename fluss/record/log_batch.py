@@ -13,7 +13,7 @@ Header (all integers little-endian, signed unless marked ``u``)::
     0      4    crc               u32 CRC32C (Castagnoli) of bytes [4, batch_length): everything after this field
     4      1    magic             u8 format version, currently 1
     5      1    attributes        u8 bits 0-2: compression (0 NONE, 1 ZSTD, 2 LZ4_FRAME); bit 3: APPEND_ONLY;
-                                  bits 4-7 reserved (0)
+                                  bits 4-5: body format (0 ARROW, 1 INDEXED, 2 COMPACTED); bits 6-7 reserved (0)
     6      2    reserved          u16, 0
     8      8    base_offset       offset of the first record (assigned by the leader; writers send 0)
     16     4    batch_length      length of the whole batch in bytes, header included (a multiple of 8)
@@ -30,10 +30,14 @@ Body:
 * If APPEND_ONLY is clear, the change-type vector follows the header: ``record_count`` bytes, one
   :class:`~fluss.record.change_type.ChangeType` value per record (+I=1, -U=2, +U=3, -D=4), zero-padded to a
   multiple of 8 bytes. If APPEND_ONLY is set there is no vector and every record is +A (0).
-* Then the Arrow IPC encapsulated message (continuation marker ``0xFFFFFFFF``, metadata length, flatbuffer
-  ``RecordBatch`` metadata, body), ending at ``batch_length``. Compression is Arrow IPC body compression
-  (ZSTD or LZ4_FRAME per buffer, as recorded in the message metadata; the attribute bits say the same thing).
-  Dictionary-encoded columns are not supported.
+* Then, for the ARROW body format (``table.log.format``, :mod:`fluss.record.log_format`), the Arrow IPC
+  encapsulated message (continuation marker ``0xFFFFFFFF``, metadata length, flatbuffer ``RecordBatch`` metadata,
+  body), ending at ``batch_length``. Compression is Arrow IPC body compression (ZSTD or LZ4_FRAME per buffer, as
+  recorded in the message metadata; the attribute bits say the same thing). Dictionary-encoded columns are not
+  supported.
+* For the INDEXED and COMPACTED body formats: ``record_count`` u32 row byte lengths, then the rows one after the
+  other in that row layout (:mod:`fluss.record.indexed_rows`, :mod:`fluss.record.compacted_rows`; each row starts
+  with the schema id), zero-padded to a multiple of 8 bytes. Compression is NONE.
 
 Every part is a multiple of 8 bytes, so the Arrow body of a batch is 8-byte aligned whenever the batch starts
 8-byte aligned; in a segment file and in a Python ``bytes`` object every batch does.
@@ -66,7 +70,13 @@ COMPRESSION_LZ4_FRAME = 2
 
 COMPRESSION_MASK = 0x07
 APPEND_ONLY_FLAG = 0x08
-_KNOWN_ATTRIBUTE_BITS = COMPRESSION_MASK | APPEND_ONLY_FLAG
+BODY_FORMAT_MASK = 0x30
+BODY_FORMAT_SHIFT = 4
+_KNOWN_ATTRIBUTE_BITS = COMPRESSION_MASK | APPEND_ONLY_FLAG | BODY_FORMAT_MASK
+
+#: Body format codes (attribute bits 4-5), by ``table.log.format`` value.
+BODY_FORMATS = {"ARROW": 0, "INDEXED": 1, "COMPACTED": 2}
+_BODY_FORMAT_NAMES = {v: k for k, v in BODY_FORMATS.items()}
 
 NO_WRITER_ID = -1
 NO_BATCH_SEQUENCE = -1
@@ -155,7 +165,9 @@ def check_header(header: BatchHeader, where: str = "") -> None:
     problem = None
     if header.magic != CURRENT_MAGIC:
         problem = f"unsupported magic {header.magic} (expected {CURRENT_MAGIC})"
-    elif header.attributes & ~_KNOWN_ATTRIBUTE_BITS or (header.attributes & COMPRESSION_MASK) not in _COMPRESSION_BY_CODE:
+    elif (header.attributes & ~_KNOWN_ATTRIBUTE_BITS or (header.attributes & COMPRESSION_MASK) not in _COMPRESSION_BY_CODE
+          or (header.attributes & BODY_FORMAT_MASK) >> BODY_FORMAT_SHIFT not in _BODY_FORMAT_NAMES
+          or (header.attributes & BODY_FORMAT_MASK and header.attributes & COMPRESSION_MASK)):
         problem = f"invalid attributes 0x{header.attributes:02x}"
     elif header.batch_length < HEADER_SIZE or header.batch_length % 8:
         problem = f"invalid batch length {header.batch_length}"
@@ -219,6 +231,11 @@ class LogBatch:
         return bool(self.attributes & APPEND_ONLY_FLAG)
 
     @property
+    def body_format(self) -> str:
+        """ARROW, INDEXED or COMPACTED (``table.log.format`` of the writer)."""
+        return _BODY_FORMAT_NAMES.get((self.attributes & BODY_FORMAT_MASK) >> BODY_FORMAT_SHIFT, "UNKNOWN")
+
+    @property
     def header(self) -> BatchHeader:
         return BatchHeader(self.crc, self.magic, self.attributes, self.base_offset, self.size_in_bytes,
                            self.record_count, self.commit_timestamp, self.writer_id, self.leader_epoch,
@@ -262,22 +279,45 @@ class LogBatch:
         return self.raw[self._ipc_position:]
 
     def to_arrow(self, schema: pa.Schema) -> pa.RecordBatch:
-        """Decode the body with ``schema`` (zero-copy for uncompressed batches)."""
+        """Decode the body with ``schema`` (zero-copy for uncompressed ARROW batches; row formats are decoded
+        column-wise)."""
+        fmt = self.body_format
         try:
-            rb = pa.ipc.read_record_batch(pa.py_buffer(self.ipc_message()), schema)
-        except (pa.ArrowException, ValueError) as e:
+            if fmt == "ARROW":
+                rb = pa.ipc.read_record_batch(pa.py_buffer(self.ipc_message()), schema)
+            else:
+                rb = self._rows_to_arrow(schema, fmt)
+        except (pa.ArrowException, ValueError, FlussError) as e:
             raise FlussError(
-                f"Cannot decode log batch{_where(self.base_offset)} (schema id {self.schema_id}) with schema "
-                f"of {len(schema)} columns [{', '.join(schema.names)}]: {e}",
+                f"Cannot decode log batch{_where(self.base_offset)} (schema id {self.schema_id}, {fmt}) with schema "
+                f"of {len(schema)} columns [{', '.join(schema.names)}]: {getattr(e, 'message', e)}",
                 ErrorCode.CORRUPT_RECORD_EXCEPTION,
             ) from e
         if rb.num_rows != self.record_count:
             raise FlussError(
                 f"Corrupt log batch{_where(self.base_offset)}: header says {self.record_count} records, "
-                f"Arrow body has {rb.num_rows}",
+                f"body has {rb.num_rows}",
                 ErrorCode.CORRUPT_RECORD_EXCEPTION,
             )
         return rb
+
+    def _rows_to_arrow(self, schema: pa.Schema, fmt: str) -> pa.RecordBatch:
+        from fluss.record.log_format import row_codec_of
+
+        body = np.frombuffer(self.raw, dtype=np.uint8, offset=self._ipc_position)
+        n = self.record_count
+        if len(body) < 4 * n:
+            raise FlussError(f"a {fmt} body of {len(body)} bytes cannot hold {n} row lengths",
+                             ErrorCode.CORRUPT_RECORD_EXCEPTION)
+        lengths = body[: 4 * n].view("<u4").astype(np.int64)
+        starts = np.zeros(n, dtype=np.int64)
+        if n > 1:
+            np.cumsum(lengths[:-1], out=starts[1:])
+        rows = body[4 * n:]
+        if n and int(starts[-1] + lengths[-1]) > len(rows):
+            raise FlussError(f"{fmt} rows of {int(lengths.sum())} bytes do not fit a body of {len(rows)}",
+                             ErrorCode.CORRUPT_RECORD_EXCEPTION)
+        return row_codec_of(fmt).decode_rows_buffer(rows, starts, lengths, schema)
 
     def __len__(self) -> int:
         return self.size_in_bytes
@@ -386,6 +426,16 @@ def _assemble(
     return b"".join([_U32.pack(crc), *parts])
 
 
+def _serialize_rows(batch: pa.RecordBatch, fmt: str, schema_id: int) -> bytes:
+    """The body of a row-format batch: u32 row lengths, the rows, zero padding to 8 bytes."""
+    from fluss.record.log_format import row_codec_of
+
+    blob, offsets = row_codec_of(fmt).encode_rows_buffer(batch, schema_id)
+    lengths = np.diff(offsets).astype("<u4")
+    size = 4 * len(lengths) + len(blob)
+    return b"".join([lengths.tobytes(), blob.tobytes(), b"\0" * (_pad8(size) - size)])
+
+
 def build_batch(
     batch: pa.RecordBatch,
     *,
@@ -398,10 +448,20 @@ def build_batch(
     base_offset: int = 0,
     leader_epoch: int = 0,
     commit_timestamp: int = 0,
+    log_format: str = "ARROW",
 ) -> bytes:
-    """Encode ``batch`` as one log batch. ``change_types=None`` makes an append-only (+A) batch."""
-    ipc = _serialize_ipc(batch, compression, zstd_level)
-    attributes = compression
+    """Encode ``batch`` as one log batch in ``log_format`` (ARROW, INDEXED or COMPACTED; the row formats ignore
+    ``compression``). ``change_types=None`` makes an append-only (+A) batch."""
+    fmt = str(log_format).upper()
+    if fmt not in BODY_FORMATS:
+        raise FlussError(f"Unknown log format {log_format!r} (expected ARROW, INDEXED or COMPACTED)",
+                         ErrorCode.INVALID_CONFIG_EXCEPTION)
+    if fmt == "ARROW":
+        ipc = _serialize_ipc(batch, compression, zstd_level)
+        attributes = compression
+    else:
+        ipc = _serialize_rows(batch, fmt, schema_id)
+        attributes = BODY_FORMATS[fmt] << BODY_FORMAT_SHIFT
     change_vector = None
     if change_types is None:
         attributes |= APPEND_ONLY_FLAG
@@ -520,6 +580,9 @@ def project_batch(
     handles (columns of dictionary, union, run-end encoded or list-view type; malformed metadata).
     """
     cols = check_projection(schema, columns)
+    if batch.body_format != "ARROW":
+        raise FlussError(f"Only the ARROW log format supports column projection; the batch at offset "
+                         f"{batch.base_offset} is {batch.body_format}", ErrorCode.INVALID_COLUMN_PROJECTION)
     if compression is None or compression == batch.compression:
         batch.ensure_valid()
         if cols == list(range(len(schema))):
@@ -546,6 +609,20 @@ def project_batch(
         ipc, change_vector, attributes=attributes, base_offset=batch.base_offset, record_count=batch.record_count,
         commit_timestamp=batch.commit_timestamp, writer_id=batch.writer_id, leader_epoch=batch.leader_epoch,
         schema_id=batch.schema_id, batch_sequence=batch.batch_sequence,
+    )
+
+
+def reformat_batch(batch: LogBatch, schema: pa.Schema, log_format: str, compression: int = COMPRESSION_NONE,
+                   zstd_level: int = 3) -> bytes:
+    """``batch`` with its body in another format (ARROW, INDEXED or COMPACTED; ``compression`` applies to ARROW):
+    same header fields and change types, new CRC. The source CRC is checked first."""
+    batch.ensure_valid()
+    rows = batch.to_arrow(schema)
+    return build_batch(
+        rows, schema_id=batch.schema_id, compression=compression, zstd_level=zstd_level,
+        change_types=None if batch.append_only else batch.change_types(), writer_id=batch.writer_id,
+        batch_sequence=batch.batch_sequence, base_offset=batch.base_offset, leader_epoch=batch.leader_epoch,
+        commit_timestamp=batch.commit_timestamp, log_format=log_format,
     )
 
 

@@ -8,7 +8,7 @@ import asyncio
 import pyarrow as pa
 import pytest
 
-from fluss import EARLIEST_OFFSET, ErrorCode, OffsetSpec, Schema, TableDescriptor, TablePath
+from fluss import EARLIEST_OFFSET, ErrorCode, OffsetSpec, Schema, TableBucket, TableDescriptor, TablePath
 from fluss.record.log_batch import build_batch
 from fluss.rpc.gen import fluss_api_pb2 as pb
 
@@ -89,12 +89,15 @@ async def test_bucket_batch_scanner_with_limit(conn, admin, database):
     await writer.flush()
     offsets = await admin.list_offsets(path, [0, 1], OffsetSpec.latest())
     bucket = max(offsets, key=offsets.get)
-    scanner = await table.new_scan().limit(10).create_bucket_batch_scanner(bucket)
+    scanner = table.new_scan().limit(10).create_bucket_batch_scanner(TableBucket(table.get_table_info().table_id,
+                                                                                 bucket))
     got = (await scanner.to_arrow())
     assert got.num_rows == 10
     full = await table.new_scan().create_record_batch_log_scanner()
     full.subscribe(bucket, EARLIEST_OFFSET)
-    assert got.column("v").to_pylist() == (await full.to_arrow()).column("v").to_pylist()[:10]
+    # as Fluss's LimitScan of a log table: the last records below the high watermark
+    assert got.column("v").to_pylist() == (await full.to_arrow()).column("v").to_pylist()[-10:]
+    assert await scanner.next_batch() is None
 
 
 async def test_undecodable_request_bodies_get_a_clear_error_and_no_traceback_in_the_server_log(conn, admin, database,

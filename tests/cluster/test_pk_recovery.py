@@ -150,12 +150,82 @@ async def test_snapshot_scan_reads_current_rows_with_the_offset_to_continue_from
     writer = table.new_upsert().create_writer()
     rng, model = random.Random(3), {}
     await _apply_random_ops(writer, model, rng, 300)
-    scanner = await table.new_scan().create_bucket_batch_scanner(0)
+    scanner = table.new_scan().limit(1000).create_bucket_batch_scanner(
+        fluss.TableBucket(table.get_table_info().table_id, 0))
     rows = (await scanner.to_arrow()).to_pylist()
     assert {r["id"]: r for r in rows} == model
     end = (await admin.list_offsets(path, [0], fluss.OffsetSpec.latest()))[0]
     assert scanner.log_offset == end  # the changelog continues exactly after the snapshot
-    limited = await table.new_scan().limit(5).project_by_name(["id"]).create_bucket_batch_scanner(0)
+    limited = table.new_scan().limit(5).project_by_name(["id"]).create_bucket_batch_scanner(
+        fluss.TableBucket(table.get_table_info().table_id, 0))
     got = (await limited.to_arrow())
     assert got.num_rows == 5 and got.schema.names == ["id"]
     assert set(got.column("id").to_pylist()) <= set(model)
+
+
+NESTED = pa.schema([pa.field("id", pa.int64(), nullable=False),
+                    ("tags", pa.list_(pa.string())),
+                    ("attrs", pa.map_(pa.string(), pa.list_(pa.int32()))),
+                    ("point", pa.struct([("x", pa.float64()), ("labels", pa.map_(pa.int32(), pa.string()))]))])
+
+
+def _nested_row(rng: random.Random, key: int) -> dict:
+    return {"id": key, "tags": [f"t{rng.randrange(9)}" for _ in range(rng.randrange(4))] if rng.random() < .9 else None,
+            "attrs": {f"k{j}": [rng.randrange(100)] * j for j in range(rng.randrange(3))},
+            "point": {"x": rng.random(), "labels": {rng.randrange(5): None if rng.random() < .3 else "l"}}}
+
+
+async def test_nested_values_survive_a_snapshot_restore_and_changelog_replay(kv_cluster, kconn):
+    admin = kconn.get_admin()
+    await admin.create_database("kv", ignore_if_exists=True)
+    path = TablePath("kv", "nested")
+    await admin.create_table(path, TableDescriptor(Schema(NESTED, primary_keys=["id"]), bucket_count=1))
+    table = await kconn.get_table(path)
+    writer = table.new_upsert().create_writer()
+    rng, model = random.Random(5), {}
+
+    async def ops(n: int) -> None:
+        for _ in range(n):
+            key = rng.randrange(100)
+            if rng.random() < 0.15:
+                writer.delete({"id": key})
+                model.pop(key, None)
+            else:
+                model[key] = _nested_row(rng, key)
+                writer.upsert(model[key])
+        await writer.flush()
+
+    def as_read(row: dict) -> dict:
+        return {**row, "attrs": list(row["attrs"].items()),
+                "point": {**row["point"], "labels": list(row["point"]["labels"].items())}}
+
+    async def state() -> dict:
+        lookuper = table.new_lookup().create_lookuper()
+        rows = await asyncio.gather(*(lookuper.lookup({"id": k}) for k in range(100)))
+        return {k: r for k, r in enumerate(rows) if r is not None}
+
+    await ops(400)
+    deadline = time.monotonic() + 20
+    while await _snapshot_offset(kconn, path) <= 0:
+        assert time.monotonic() < deadline, "no KV snapshot was recorded by the coordinator"
+        await asyncio.sleep(0.3)
+    await ops(150)  # replayed from the changelog after the restore
+    want = {k: as_read(v) for k, v in model.items()}
+    assert await state() == want
+
+    old_leader = await _leader(kconn, path)
+    await asyncio.to_thread(kv_cluster.kill_tablet_server, old_leader)
+    deadline = time.monotonic() + 20
+    while await _leader(kconn, path) in (old_leader, -1):
+        assert time.monotonic() < deadline, "no new leader was elected"
+        await asyncio.sleep(0.2)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            got = await state()
+            break
+        except fluss.FlussError:
+            assert time.monotonic() < deadline, "the bucket did not serve lookups again in time"
+            await asyncio.sleep(0.2)
+    assert got == want
+    await asyncio.to_thread(kv_cluster.start_tablet_server, old_leader)

@@ -31,7 +31,7 @@ async def test_bad_rows_raise_at_the_call_in_every_input_shape(conn, admin, data
     writer = table.new_append().create_writer()
     bad_calls = [
         (lambda: writer.append({"id": "not-a-number", "kind": "click", "at": None}), "column 'id'"),
-        (lambda: writer.append({"id": 1, "at": None}), "missing column 'kind'"),
+        (lambda: writer.append({"kind": "x", "at": None}), "missing non-nullable field 'id'"),
         (lambda: writer.append({"id": 1, "kind": "x", "at": None, "extra": 1}), "unknown column 'extra'"),
         (lambda: writer.append((1, "x")), "has 2 values; expected 3 values"),
         (lambda: writer.append([None, "x", None]), "null value in a NOT NULL column"),

@@ -82,7 +82,8 @@ async def _pk_rows(conn, path) -> dict[int, str]:
     table = await conn.get_table(path)
     out: dict[int, str] = {}
     for b in range(BUCKETS):
-        data = await (await table.new_scan().create_bucket_batch_scanner(b)).to_arrow()
+        bucket = fluss.TableBucket(table.get_table_info().table_id, b)
+        data = await table.new_scan().limit(1_000_000).create_bucket_batch_scanner(bucket).to_arrow()
         for seq, payload in zip(data.column("seq").to_pylist(), data.column("payload").to_pylist(), strict=True):
             assert seq not in out, f"key {seq} in two buckets"
             out[seq] = payload

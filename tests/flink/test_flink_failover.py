@@ -75,7 +75,8 @@ async def _kv_rows(conn, path, buckets: int) -> dict[int, tuple[int, str]]:
     table = await conn.get_table(path)
     out: dict[int, tuple[int, str]] = {}
     for b in range(buckets):
-        data = (await (await table.new_scan().create_bucket_batch_scanner(b)).to_arrow()).to_pylist()
+        bucket = fluss.TableBucket(table.get_table_info().table_id, b)
+        data = (await table.new_scan().limit(1_000_000).create_bucket_batch_scanner(bucket).to_arrow()).to_pylist()
         for row in data:
             assert row["id"] not in out, f"key {row['id']} in two buckets"
             out[row["id"]] = (row["version"], row["payload"])

@@ -19,7 +19,7 @@ import pytest
 from lake_helpers import ACCOUNTS, append, create
 from lake_helpers import tier as lake_tier
 
-from fluss import OffsetSpec, TablePath
+from fluss import OffsetSpec, TableBucket, TablePath
 from fluss.lake.union_read import read_lake
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -294,7 +294,7 @@ async def test_flink_sink_and_lookup_join_route_with_the_tables_paimon_bucketing
     table = await flink_lake_conn.get_table(path)
     held = 0
     for b in range(4):  # every row sits in the bucket Paimon's function names
-        rows_of_b = await (await table.new_scan().create_bucket_batch_scanner(b)).to_arrow()
+        rows_of_b = await table.new_scan().create_kv_state_scanner(TableBucket(info.table_id, b)).to_arrow()
         held += rows_of_b.num_rows
         assert rows_of_b.num_rows == 0 or set(PaimonBucketing().bucket_ids(rows_of_b, [0], 4).tolist()) == {b}
     assert held == 60

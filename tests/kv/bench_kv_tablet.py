@@ -18,7 +18,7 @@ import pyarrow as pa
 from rocksdict import Options, Rdict, WriteBatch, WriteOptions
 
 from fluss.key.encoding import encode_keys
-from fluss.server.kv.row_codec import encode_rows
+from fluss.record.indexed_rows import encode_rows
 from fluss.server.kv.tablet import KvTablet
 from fluss.types import Column, DataTypes, RowSchema
 

@@ -333,9 +333,7 @@ def test_prefix_lookup_on_a_bucket_key_prefix(tmp_path):
     prefix = encode_key([2], [schema.columns[0].data_type])
     assert t.prefix_lookup(prefix) == []  # not committed yet
     t.flush_up_to(len(rows))
-    from fluss.server.kv.row_codec import decode_rows
-
-    found = decode_rows(t.prefix_lookup(prefix), schema.to_arrow()).to_pylist()
+    found = t.codec.decode_rows(t.prefix_lookup(prefix), schema.to_arrow()).to_pylist()
     assert found == [r for r in rows if r["a"] == 2]
     assert t.prefix_lookup(encode_key([4], [schema.columns[0].data_type])) == []
     t.close()
@@ -344,7 +342,6 @@ def test_prefix_lookup_on_a_bucket_key_prefix(tmp_path):
 def test_the_tablets_own_keys_are_never_rows(tmp_path):
     """Found by the protocol fuzzer: an empty (or 0xff) prefix reached the tablet's reserved keys and returned
     their values as rows (KV_STORAGE_EXCEPTION: "a stored KV value has 8 bytes ...")."""
-    from fluss.server.kv.row_codec import decode_rows
     from fluss.server.kv.tablet import FLUSHED_OFFSET_KEY, ROW_COUNT_KEY
 
     schema = RowSchema([Column("a", DataTypes.INT()), Column("v", DataTypes.INT())], ["a"])
@@ -355,7 +352,7 @@ def test_the_tablets_own_keys_are_never_rows(tmp_path):
     int_type = schema.columns[0].data_type
     scanned, _ = t.scan_all()
     assert sorted(r["a"] for r in scanned.to_pylist()) == sorted(r["a"] for r in rows)
-    assert decode_rows(t.prefix_lookup(encode_key([2**31 - 1], [int_type])), schema.to_arrow()).to_pylist() == \
+    assert t.codec.decode_rows(t.prefix_lookup(encode_key([2**31 - 1], [int_type])), schema.to_arrow()).to_pylist() == \
         [rows[2]]
     assert len(t.prefix_lookup(b"")) == 4 and t.prefix_lookup(b"\xff\xff") == []
     assert t.lookup([FLUSHED_OFFSET_KEY, ROW_COUNT_KEY, encode_key([7], [int_type])])[:2] == [None, None]

@@ -74,8 +74,18 @@ def paimon_dump(warehouse: str, database: str, *tables: str) -> dict[str, tuple[
     return out
 
 
-def java_form(value: object) -> object:
-    """A Python value (as Arrow's ``to_pylist`` gives it) in the form PaimonDump prints it."""
+def java_form(value: object, arrow_type: pa.DataType | None = None) -> object:
+    """A Python value (as Arrow's ``to_pylist`` gives it) in the form PaimonDump prints it; ``arrow_type`` tells
+    maps (lists of pairs there, ``{"keys", "values"}`` in Java) from arrays."""
+    if value is None:
+        return None
+    if arrow_type is not None and pa.types.is_map(arrow_type):
+        return {"keys": [java_form(k, arrow_type.key_type) for k, _ in value],
+                "values": [java_form(v, arrow_type.item_type) for _, v in value]}
+    if arrow_type is not None and (pa.types.is_list(arrow_type) or pa.types.is_large_list(arrow_type)):
+        return [java_form(v, arrow_type.value_type) for v in value]
+    if arrow_type is not None and pa.types.is_struct(arrow_type):
+        return {f.name: java_form(value[f.name], f.type) for f in arrow_type}
     if isinstance(value, bytes):
         return value.hex()
     if isinstance(value, decimal.Decimal):
@@ -94,4 +104,5 @@ def java_form(value: object) -> object:
 
 def java_rows(table: pa.Table) -> list[dict]:
     """The rows of an Arrow table in PaimonDump's form."""
-    return [{k: java_form(v) for k, v in row.items()} for row in table.to_pylist()]
+    types = {f.name: f.type for f in table.schema}
+    return [{k: java_form(v, types[k]) for k, v in row.items()} for row in table.to_pylist()]

@@ -26,7 +26,7 @@ from lake_helpers import ACCOUNTS, append, apply_ops, by_id, create, paimon_rows
 from pypaimon import CatalogFactory
 from pypaimon import Schema as PaimonSchema
 
-from fluss import ErrorCode, FlussError, OffsetSpec, Schema, TableDescriptor, TablePath
+from fluss import ErrorCode, FlussError, OffsetSpec, Schema, TableBucket, TableDescriptor, TablePath
 from fluss.key.bucket_function import DefaultBucketing, PaimonBucketing, bucketing_of
 from fluss.lake.snapshot import get_latest_lake_snapshot
 from fluss.lake.union_read import union_read
@@ -247,8 +247,8 @@ async def test_lookups_and_prefix_lookups_route_with_paimon_bucketing(lake_conn,
                                                                             users.index(u)]
     # the rows are in the buckets Paimon's function names
     for b in range(4):
-        scanner = await table.new_scan().create_bucket_batch_scanner(b)
-        held = await scanner.to_arrow()
+        held = await table.new_scan().create_kv_state_scanner(
+            TableBucket(table.get_table_info().table_id, b)).to_arrow()
         if held.num_rows:
             assert set(PaimonBucketing().bucket_ids(held, [0], 4).tolist()) == {b}
 

@@ -189,3 +189,173 @@ def test_the_first_bad_batch_is_named_and_the_request_refused_whole(log_validato
     good = build_batch(log_rows(), schema_id=1)
     message = refused(log_validator, good + good + patched(good, "<i", 20, 9), "batch 3")
     assert message.startswith("Invalid batch 3 for table db.t bucket 0:")
+
+
+# ------------------------------------------------------------ row-format logs (table.log.format) and nested bodies
+
+ROW_FORMATS = ["INDEXED", "COMPACTED"]
+NESTED = pa.schema([
+    pa.field("id", pa.int64(), nullable=False),
+    ("tags", pa.list_(pa.int32())),
+    ("attrs", pa.map_(pa.string(), pa.int32())),
+    ("info", pa.struct([("a", pa.int32()), ("b", pa.string())])),
+])
+
+
+def nested_rows(n: int = 4) -> pa.RecordBatch:
+    return pa.record_batch([
+        pa.array(range(n), pa.int64()),
+        pa.array([[i, i + 1, None] if i % 3 else None for i in range(n)], pa.list_(pa.int32())),
+        pa.array([[(f"k{i}", i), ("z", None)] for i in range(n)], pa.map_(pa.string(), pa.int32())),
+        pa.array([{"a": i, "b": f"s{i}"} if i % 2 else None for i in range(n)],
+                 pa.struct([("a", pa.int32()), ("b", pa.string())])),
+    ], schema=NESTED)
+
+
+def body_start(batch: bytes) -> int:
+    return HEADER_SIZE  # append-only: no change-type vector
+
+
+@pytest.mark.parametrize("fmt", ROW_FORMATS)
+@pytest.mark.parametrize("schema,rows", [(LOG, log_rows(5)), (NESTED, nested_rows(6))], ids=["flat", "nested"])
+def test_row_format_logs_take_their_format_and_arrow(fmt, schema, rows):
+    validator = BatchValidator("table db.r bucket 0", 1, schema, log_format=fmt)
+    native = build_batch(rows, schema_id=1, log_format=fmt)
+    arrow = assign_writer(build_batch(rows, schema_id=1, compression=COMPRESSION_ZSTD), 3, 0)
+    out = validator.validate(native + arrow)
+    assert [v.batch.body_format for v in out] == [fmt, "ARROW"]
+    assert out[0].rows.equals(rows) and out[1].rows.equals(rows)
+    assert out[0].encoded_in(fmt) == native  # kept as sent
+    converted = out[1].encoded_in(fmt)  # re-encoded from the validated rows, writer id and sequence kept
+    again = validator.validate(converted)[0]
+    assert again.batch.body_format == fmt and (again.batch.writer_id, again.batch.batch_sequence) == (3, 0)
+    assert again.rows.equals(rows)
+
+
+@pytest.mark.parametrize("log_format,body", [("ARROW", "INDEXED"), ("ARROW", "COMPACTED"),
+                                             ("COMPACTED", "INDEXED"), ("INDEXED", "COMPACTED")])
+def test_a_body_in_another_row_format_is_refused(log_format, body):
+    validator = BatchValidator("table db.r bucket 0", 1, LOG, log_format=log_format)
+    refused(validator, build_batch(log_rows(), schema_id=1, log_format=body), f"the body is {body}",
+            f"table.log.format is {log_format}")
+
+
+@pytest.mark.parametrize("fmt", ROW_FORMATS)
+def test_row_bodies_are_not_compressed(fmt):
+    validator = BatchValidator("table db.r bucket 0", 1, LOG, log_format=fmt)
+    batch = build_batch(log_rows(), schema_id=1, log_format=fmt)
+    refused(validator, patched(batch, "<B", 5, batch[5] | COMPRESSION_ZSTD), f"a {fmt} body is not compressed")
+
+
+@pytest.mark.parametrize("fmt", ROW_FORMATS)
+def test_hostile_row_bodies_with_a_valid_crc(fmt):
+    validator = BatchValidator("table db.r bucket 0", 1, LOG, log_format=fmt)
+    good = build_batch(log_rows(3), schema_id=1, log_format=fmt)
+    start = body_start(good)
+    first_len = struct.unpack_from("<I", good, start)[0]
+    rows_at = start + 4 * 3
+    refused(validator, patched(good, "<I", start, first_len + 1), f"the {fmt} ")  # rows shifted by one byte
+    refused(validator, patched(good, "<I", start, first_len + 64), f"the {fmt} body")  # lengths past the rows
+    refused(validator, patched(good, "<I", start, 2**32 - 1), f"the {fmt} body")
+    refused(validator, patched(good, "<i", 20, 2), f"the {fmt} body")  # record count of the header
+    refused(validator, patched(good, "<h", rows_at, 7), "schema id 7")  # a row of another schema
+    padded = bytearray(good)
+    if struct.unpack_from("<i", good, 16)[0] > rows_at + sum(struct.unpack_from("<3I", good, start)):
+        padded[-1] = 1
+        refused(validator, recrc(padded), "padded with zeros")
+    name_at = bytes(good).index(b"n1")
+    refused(validator, patched(good, "<B", name_at, 0xFF), f"the {fmt} rows do not decode", "UTF8")
+    # a string's length reaching into the next row: the next row no longer decodes as its own
+    length_at = name_at - (4 if fmt == "INDEXED" else 1)
+    refused(validator, patched(good, "<B", length_at, 4), f"the {fmt} rows")
+
+
+@pytest.mark.parametrize("fmt", ROW_FORMATS)
+def test_a_null_value_with_bytes_behind_it_is_refused(fmt):
+    """A reader skips the bytes of a null value: the leader refuses bytes it would store without checking."""
+    validator = BatchValidator("table db.r bucket 0", 1, LOG, log_format=fmt)
+    good = build_batch(log_rows(1), schema_id=1, log_format=fmt)  # price is null
+    if fmt == "INDEXED":  # the null decimal's fixed slot (8 bytes) comes after the id's (8): zeros when null
+        bad = patched(good, "<q", HEADER_SIZE + 4 + 2 + 1 + 8, 12345)
+        refused(validator, bad, "not the encoding of the values they decode to")
+    else:  # COMPACTED stores no bytes for a null: an extra byte makes the row longer than its values
+        rows = log_rows(1)
+        blob = bytearray(build_batch(rows, schema_id=1, log_format=fmt))
+        length = struct.unpack_from("<I", blob, HEADER_SIZE)[0]
+        body = bytes(blob[HEADER_SIZE + 4: HEADER_SIZE + 4 + length]) + b"\x05"
+        size = 4 + len(body)
+        new = bytearray(blob[:HEADER_SIZE]) + struct.pack("<I", len(body)) + body + b"\0" * (-size % 8)
+        struct.pack_into("<i", new, 16, len(new))
+        refused(validator, recrc(new), f"the {fmt} rows")
+
+
+@pytest.mark.parametrize("fmt", ROW_FORMATS)
+def test_nested_row_body_with_a_huge_element_count_is_refused_without_allocating_it(fmt):
+    validator = BatchValidator("table db.r bucket 0", 1, NESTED, log_format=fmt)
+    rows = nested_rows(2)
+    good = build_batch(rows, schema_id=1, log_format=fmt)
+    count_at = bytes(good).index(struct.pack("<I", 3))  # row 1's tags: [1, 2, None]
+    refused(validator, patched(good, "<I", count_at, 2**31 - 2), f"the {fmt} rows")
+
+
+@pytest.mark.parametrize("fmt", ["ARROW", *ROW_FORMATS])
+@pytest.mark.parametrize("schema,rows", [(LOG, log_rows(3)), (NESTED, nested_rows(3))], ids=["flat", "nested"])
+def test_any_damaged_body_byte_is_refused_or_read_back_as_validated(fmt, schema, rows):
+    """Every single-byte change of the body, re-checksummed: the leader refuses it with a FlussError, or what it
+    accepted is exactly what a reader decodes from the stored bytes."""
+    validator = BatchValidator("table db.r bucket 0", 1, schema, log_format=fmt)
+    good = build_batch(rows, schema_id=1, log_format=fmt, compression=COMPRESSION_NONE)
+    accepted = 0
+    for at in range(HEADER_SIZE, len(good)):
+        for flip in (0x01, 0x80):
+            bad = bytearray(good)
+            bad[at] ^= flip
+            try:
+                out = validator.validate(recrc(bad))
+            except FlussError as e:
+                assert e.error_code == ErrorCode.CORRUPT_RECORD_EXCEPTION, e
+                continue
+            accepted += 1
+            stored = out[0].encoded_in(fmt)
+            from fluss.record.log_batch import LogBatch
+            assert LogBatch(stored).to_arrow(schema).equals(out[0].rows)
+    assert accepted < 2 * (len(good) - HEADER_SIZE)  # most changes are caught
+
+
+def test_nested_arrow_bodies_use_the_nested_column_layout():
+    validator = BatchValidator("table db.n bucket 0", 1, NESTED)
+    out = validator.validate(build_batch(nested_rows(5), schema_id=1))
+    assert out[0].rows.equals(nested_rows(5))
+    flat = pa.record_batch([pa.array([1], pa.int64()), pa.array([1], pa.int32()), pa.array(["x"]),
+                            pa.array([2], pa.int32())], names=NESTED.names)
+    refused(validator, build_batch(flat, schema_id=1), "column nodes", "[id, tags, attrs, info]")
+    other = pa.record_batch([pa.array([1], pa.int64()), pa.array([["a"]], pa.list_(pa.string())),
+                             pa.array([[("k", 1)]], pa.map_(pa.string(), pa.int32())),
+                             pa.array([{"a": 1, "b": "s"}], pa.struct([("a", pa.int32()), ("b", pa.string())]))],
+                            names=NESTED.names)  # list<string> where the table has list<int>: other buffers
+    refused(validator, build_batch(other, schema_id=1), "batch 1")
+
+
+def test_nested_list_offsets_outside_the_child_are_refused():
+    validator = BatchValidator("table db.n bucket 0", 1, NESTED)
+    good = bytearray(build_batch(nested_rows(4), schema_id=1, compression=COMPRESSION_NONE))
+    info = read_message(memoryview(bytes(good))[HEADER_SIZE:])
+    start = HEADER_SIZE + 8 + len(info.metadata)
+    # buffers: id validity, id data, tags validity, tags offsets, ...
+    offsets_at, offsets_len = struct.unpack_from("<qq", info.metadata, info.buffers_at + 3 * 16)
+    struct.pack_into("<i", good, start + offsets_at + 4 * 3, 10**6)
+    refused(validator, recrc(good), "batch 1", "does not decode")
+
+
+@pytest.mark.parametrize("fmt", ["ARROW", *ROW_FORMATS])
+def test_kv_batches_in_the_tables_log_format(fmt):
+    validator = BatchValidator("table db.kv bucket 0", 1, KV, primary_key=[0], log_format=fmt)
+    rb = pa.record_batch([pa.array([1, 2], pa.int32()), pa.array(["a", None]), pa.array([None, None], pa.string())],
+                         schema=KV)
+    batch = build_batch(rb, schema_id=1, change_types=np.array([ChangeType.UpdateAfter, ChangeType.Delete],
+                                                                 np.uint8), log_format=fmt)
+    out = validator.validate(batch)
+    assert out[0].rows.equals(rb) and list(out[0].change_types) == [ChangeType.UpdateAfter, ChangeType.Delete]
+    bad = build_batch(rb, schema_id=1, change_types=np.array([ChangeType.UpdateAfter] * 2, np.uint8),
+                      log_format=fmt)
+    refused(validator, bad, "column 'v' is NOT NULL")

@@ -31,6 +31,8 @@ TYPES = [
     "DECIMAL(10, 2)", "DECIMAL(38, 10)", "DATE", "TIME(0)", "TIME(3)", "TIME(6)", "TIME(9)", "TIME(2)",
     "TIMESTAMP(0)", "TIMESTAMP(3)", "TIMESTAMP(6)", "TIMESTAMP(9)", "TIMESTAMP(4)", "TIMESTAMP_LTZ(3)",
     "TIMESTAMP_LTZ(6)", "TIMESTAMP_LTZ(9)", "BINARY(4)", "BYTES", "STRING NOT NULL", "BIGINT NOT NULL",
+    "ARRAY<INT>", "MAP<STRING, ARRAY<BIGINT NOT NULL>>", "ROW<a INT, b STRING, c ROW<d DOUBLE>>",
+    "ARRAY<ROW<x DOUBLE NOT NULL, y ARRAY<STRING>>> NOT NULL",
 ]  # fmt: skip
 ROW_SCHEMA = RowSchema([Column(f"c{i}", t) for i, t in enumerate(TYPES)])
 SCHEMA = ROW_SCHEMA.to_arrow()
@@ -73,6 +75,20 @@ def _column(field: pa.Field, n: int, rng: np.random.Generator, null_fraction: fl
         return pa.array(rng.integers(0, limit, n), pa.int64(), mask=mask).cast(t)
     if pa.types.is_timestamp(t):
         return pa.array(rng.integers(-(2**40), 2**40, n), pa.int64(), mask=mask).cast(t)
+    if pa.types.is_list(t) or pa.types.is_map(t):
+        offsets = np.concatenate([[0], np.cumsum(rng.integers(0, 4, n))]).astype(np.int32)
+        total = int(offsets[-1])
+        validity = None if mask is None else pa.array(~mask).buffers()[1]
+        if pa.types.is_list(t):
+            child = _column(t.value_field, total, rng, null_fraction)
+        else:
+            child = pa.StructArray.from_arrays([_column(t.key_field, total, rng, 0), _column(t.item_field, total, rng,
+                                                                                           null_fraction)],
+                                               fields=[t.key_field, t.item_field])
+        return pa.Array.from_buffers(t, n, [validity, pa.py_buffer(offsets)], null_count=-1, children=[child])
+    if pa.types.is_struct(t):
+        children = [_column(t.field(i), n, rng, null_fraction) for i in range(t.num_fields)]
+        return pa.StructArray.from_arrays(children, fields=list(t), mask=None if mask is None else pa.array(mask))
     raise AssertionError(f"no generator for {t}")
 
 
@@ -364,7 +380,7 @@ def test_a_projected_fetch_fills_its_byte_limit_with_projected_batches(tmp_path)
     rbs = [_batch(n=300, seed=s) for s in range(12)]
     for rb in rbs:
         log.append_as_leader(build_batch(rb, schema_id=1, compression=COMPRESSION_ZSTD), leader_epoch=0)
-    replica = type("R", (), {"log": log, "zstd_level": 3, "table": type("T", (), {"row_schema": ROW_SCHEMA,
+    replica = type("R", (), {"log": log, "zstd_level": 3, "log_format": "ARROW", "table": type("T", (), {"row_schema": ROW_SCHEMA,
                                                                                   "table_path": "db.t"})})
     manager = ReplicaManager.__new__(ReplicaManager)
     stored = list(log_batch.iter_batches(log.read(0, 1 << 30).records))

@@ -338,3 +338,38 @@ def _benchmark(rows: int = 8192, repeat: int = 20) -> None:  # pragma: no cover 
 
 if __name__ == "__main__":  # pragma: no cover
     _benchmark()
+
+
+# ============================================================================ row body formats (table.log.format)
+
+
+def test_row_formats_round_trip_with_change_types_and_keep_their_header_fields():
+    import fluss.record.log_batch as lb
+
+    schema = pa.schema([("id", pa.int64()), ("tags", pa.list_(pa.string())), ("s", pa.string())])
+    rows = pa.RecordBatch.from_pylist([{"id": i, "tags": ["x"] * i, "s": None if i % 2 else "v"} for i in range(9)],
+                                      schema=schema)
+    kinds = np.array([1, 2, 3, 4, 1, 1, 3, 2, 4], dtype=np.uint8)
+    for fmt in ("INDEXED", "COMPACTED"):
+        data = lb.build_batch(rows, schema_id=4, change_types=kinds, writer_id=7, batch_sequence=3, log_format=fmt)
+        batch = lb.LogBatch(data)
+        batch.ensure_valid()
+        assert batch.body_format == fmt and batch.compression == lb.COMPRESSION_NONE
+        assert batch.to_arrow(schema).equals(rows)
+        assert batch.change_types().tolist() == kinds.tolist()
+        arrow = lb.LogBatch(lb.reformat_batch(batch, schema, "ARROW", lb.COMPRESSION_ZSTD))
+        assert arrow.body_format == "ARROW" and arrow.to_arrow(schema).equals(rows)
+        assert (arrow.writer_id, arrow.batch_sequence, arrow.schema_id) == (7, 3, 4)
+        assert lb.reformat_batch(arrow, schema, fmt) == data  # and back, byte for byte
+
+
+def test_row_format_headers_with_compression_or_unknown_formats_are_corrupt():
+    import fluss.record.log_batch as lb
+
+    rows = pa.RecordBatch.from_pylist([{"a": 1}], schema=pa.schema([("a", pa.int32())]))
+    data = bytearray(lb.build_batch(rows, schema_id=1, log_format="INDEXED"))
+    for attributes in (0x10 | lb.COMPRESSION_ZSTD, 0x30):
+        data[5] = attributes
+        header = lb.read_header(bytes(data))
+        with pytest.raises(FlussError, match="invalid attributes"):
+            lb.check_header(header)

@@ -741,16 +741,18 @@ class FetchBucketPb(_message.Message):
     def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., fetch_offset: _Optional[int] = ..., max_bytes: _Optional[int] = ...) -> None: ...
 
 class FetchTablePb(_message.Message):
-    __slots__ = ("table_id", "projection_enabled", "projected_fields", "buckets")
+    __slots__ = ("table_id", "projection_enabled", "projected_fields", "buckets", "as_arrow")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     PROJECTION_ENABLED_FIELD_NUMBER: _ClassVar[int]
     PROJECTED_FIELDS_FIELD_NUMBER: _ClassVar[int]
     BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    AS_ARROW_FIELD_NUMBER: _ClassVar[int]
     table_id: int
     projection_enabled: bool
     projected_fields: _containers.RepeatedScalarFieldContainer[int]
     buckets: _containers.RepeatedCompositeFieldContainer[FetchBucketPb]
-    def __init__(self, table_id: _Optional[int] = ..., projection_enabled: bool = ..., projected_fields: _Optional[_Iterable[int]] = ..., buckets: _Optional[_Iterable[_Union[FetchBucketPb, _Mapping]]] = ...) -> None: ...
+    as_arrow: bool
+    def __init__(self, table_id: _Optional[int] = ..., projection_enabled: bool = ..., projected_fields: _Optional[_Iterable[int]] = ..., buckets: _Optional[_Iterable[_Union[FetchBucketPb, _Mapping]]] = ..., as_arrow: bool = ...) -> None: ...
 
 class FetchLogRequest(_message.Message):
     __slots__ = ("follower_id", "max_bytes", "min_bytes", "max_wait_ms", "tables")

@@ -10,7 +10,6 @@ cluster restarts it) rather than risk acting on stale state.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import logging
 import os
 import signal
@@ -64,7 +63,7 @@ class CoordinatorServer:
         self.zk.on_session_change(self.metrics.zookeeper_state_changed)
         metrics_port = self.metrics.start().get("prometheus")
         if metrics_port:
-            self.node = dataclasses.replace(self.node, metrics_port=metrics_port)
+            self.node = self.node.with_metrics_port(metrics_port)
         self._grpc = (RpcServerBuilder(self.config.bind_listeners(), stats=self.metrics.request_stats)
                       .add_service(rpc.add_AdminServiceServicer_to_server, AdminServicer(self))
                       .add_service(rpc.add_CoordinatorServiceServicer_to_server, CoordinatorServicer(self))

@@ -17,6 +17,7 @@ from fluss.metadata import TableDescriptor
 from fluss.server.coordinator.auto_partition import check_auto_partition
 from fluss.server.kv.merge import MergeEngine, changelog_image_of
 from fluss.table_options import validate_table_properties
+from fluss.types import key_type_error
 
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_\-]+$")
 MAX_NAME_LENGTH = 200
@@ -90,6 +91,12 @@ def resolve_table(desc: TableDescriptor, table: str, default_buckets: int, max_b
                            f"(without partition keys): {physical_pk}")
     if desc.partition_keys and any(k in desc.partition_keys for k in bucket_keys):
         raise _invalid(f"Bucket key {bucket_keys} of table '{table}' must not contain partition keys")
+    row_schema = desc.get_schema().row_schema
+    for kind, keys in (("primary key", pks), ("bucket key", bucket_keys), ("partition key", desc.partition_keys)):
+        for k in keys:
+            error = key_type_error(kind, k, row_schema.column(k).data_type)
+            if error is not None:
+                raise FlussError(f"Table '{table}': {error.message}", error.error_code)
 
     bucket_count = desc.bucket_count
     if bucket_count is None and props.get("bucket.num"):

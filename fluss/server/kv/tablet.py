@@ -2,7 +2,7 @@
 
 A :class:`KvTablet` owns one RocksDB (``rocksdict.Rdict`` in raw mode) under ``<directory>/db``. Keys are
 the encoded primary key (:mod:`fluss.key.encoding`), values the encoded full row
-(:mod:`fluss.server.kv.row_codec`). The tablet does not own the bucket's log; the caller (the replica)
+(:mod:`fluss.record.indexed_rows`). The tablet does not own the bucket's log; the caller (the replica)
 drives it through the write path:
 
 1. :meth:`KvTablet.prepare_batch` turns a batch of upserts/deletes into the changelog records to append
@@ -55,6 +55,7 @@ from rocksdict import Checkpoint, Options, Rdict, WriteBatch, WriteOptions
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.encoding import encode_keys
 from fluss.record.change_type import ChangeType
+from fluss.record.log_format import kv_format_of, row_codec_of
 from fluss.server.kv.merge import (
     DELETE_BEHAVIOR,
     FIRST_ROW,
@@ -65,7 +66,6 @@ from fluss.server.kv.merge import (
     physical_rows,
     rows_to_batch,
 )
-from fluss.server.kv.row_codec import decode_rows, encode_rows
 from fluss.types import RowSchema
 
 log = logging.getLogger(__name__)
@@ -136,6 +136,8 @@ class KvTablet:
         self.properties = dict(properties)
         self.engine = engine
         self.changelog_image = changelog_image_of(properties)
+        #: The value layout of ``table.kv.format`` (COMPACTED or INDEXED): ``encode_rows`` / ``decode_rows``.
+        self.codec = row_codec_of(kv_format_of(properties))
         self.instance_id = instance_id
         self._db: Rdict | None = db
         self._arrow_schema = schema.to_arrow()
@@ -387,7 +389,7 @@ class KvTablet:
                 final = sorted(last.values())
                 puts = [i for i in final if sub_ct[i] != _DELETE]
                 values = (
-                    encode_rows(sub.take(pa.array(puts, type=pa.int64())), self.schema_id) if puts else []
+                    self.codec.encode_rows(sub.take(pa.array(puts, type=pa.int64())), self.schema_id) if puts else []
                 )
                 value_of = dict(zip(puts, values, strict=True))
                 for n, i in enumerate(final, 1):
@@ -436,7 +438,7 @@ class KvTablet:
     def lookup_rows(self, keys: Sequence[bytes]) -> pa.RecordBatch:
         """The committed rows of the keys, one row per key in order; an absent key gives an all-null row
         (its primary-key columns are null too, which is how to tell)."""
-        return decode_rows(self.lookup(keys), self._arrow_schema)
+        return self.codec.decode_rows(self.lookup(keys), self._arrow_schema)
 
     def prefix_lookup(self, prefix: bytes) -> list[bytes]:
         """The committed values of all keys starting with ``prefix`` (an encoded bucket-key prefix), in
@@ -462,7 +464,7 @@ class KvTablet:
             if k not in _RESERVED_KEYS:
                 values.append(v)
         del snap
-        return decode_rows(values, self._arrow_schema), offset
+        return self.codec.decode_rows(values, self._arrow_schema), offset
 
     # ------------------------------------------------------------------ snapshots
     def create_checkpoint(self, path: Path) -> int:
@@ -554,7 +556,7 @@ class KvTablet:
         if not sources:
             return self._empty_changelog()
         if old_values:
-            old = decode_rows(old_values, self._arrow_schema, self.schema_id)
+            old = self.codec.decode_rows(old_values, self._arrow_schema, self.schema_id)
             table = pa.Table.from_batches([batch, old])
         else:
             table = pa.Table.from_batches([batch])
@@ -571,7 +573,7 @@ class KvTablet:
     ) -> tuple[KvChangelog, tuple[list[int], list[bytes], list[bytes | None]]]:
         """Last-row / first-row engines on full rows: values are chosen whole, never decoded."""
         n = batch.num_rows
-        values = encode_rows(batch, self.schema_id)
+        values = self.codec.encode_rows(batch, self.schema_id)
         first_row = self.engine.name == FIRST_ROW
         full = self.changelog_image == ChangelogImage.FULL
         apply_deletes = self.engine.delete_behavior == DeleteBehavior.ALLOW
@@ -625,7 +627,7 @@ class KvTablet:
         schema = self._arrow_schema
         stored = [k for k, v in current.items() if v is not None]
         decoded = (
-            physical_rows(decode_rows([current[k] for k in stored], schema, self.schema_id)) if stored else []
+            physical_rows(self.codec.decode_rows([current[k] for k in stored], schema, self.schema_id)) if stored else []
         )
         rows: dict[bytes, list | None] = dict.fromkeys(current)
         rows.update(zip(stored, decoded, strict=True))
@@ -666,7 +668,7 @@ class KvTablet:
         if not cts:
             return self._empty_changelog(), ([], [], [])
         live = [r for r in st_rows if r is not None]
-        encoded = iter(encode_rows(rows_to_batch(live, schema), self.schema_id) if live else [])
+        encoded = iter(self.codec.encode_rows(rows_to_batch(live, schema), self.schema_id) if live else [])
         st_vals = [None if r is None else next(encoded) for r in st_rows]
         changelog = KvChangelog(rows_to_batch(out_rows, schema), np.array(cts, dtype=np.uint8))
         return changelog, (st_off, st_keys, st_vals)

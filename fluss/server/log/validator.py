@@ -6,20 +6,29 @@ request, and appends nothing if one fails (``CORRUPT_RECORD_EXCEPTION``, or ``SC
 the table does not have, naming the batch and what was wrong):
 
 * **Framing**: the payload is whole batches, at least one, no trailing bytes.
-* **Header**: magic, known attribute bits and compression codec, reserved fields zero, length a multiple of 8,
+* **Header**: magic, known attribute bits (compression codec, APPEND_ONLY, body format), reserved fields zero, length a multiple of 8,
   record count > 0, writer id and batch sequence both set (>= 0) or both -1, the table's schema id, CRC.
 * **Change types**: a log table takes append-only batches (+A); PutKv takes a change-type vector of +I/+U
   (upsert) and -D (delete), with zero padding.
+* **Body format** (attribute bits 4-5): ARROW, or the table's ``table.log.format`` (INDEXED, COMPACTED) for a
+  row-format log; another row format is refused, and a row-format body is uncompressed. The leader re-encodes a
+  validated ARROW batch for a row-format log from its validated rows (``ValidatedBatch.encoded_in``).
 * **Arrow body**: one encapsulated record-batch message that ends where the batch ends, with the codec the
   attributes declare, the row count of the header, and the field nodes and buffers of the table's columns; it is
   decoded with the table's schema and validated in full (buffer sizes, offsets, UTF-8, decimal precision), so a
   reader can always decode what was acknowledged. A NOT NULL column holds no null (on PutKv: key columns always;
   other columns in the rows an upsert writes).
+* **Row body** (INDEXED, COMPACTED): the row lengths and rows fill the body to its 8-byte padding (zeros); the
+  rows are decoded column-wise with the format's codec (``fluss.record.log_format.row_codec_of``; every row
+  must carry the table's schema id), validated in full like an Arrow body, and must be byte for byte the codec's
+  encoding of what they decode to: bytes a reader would skip or read differently (a field running into the
+  next row, trailing bytes, non-zero slots of null values) are refused. The same NOT NULL rules apply.
 
 What cannot be told from the bytes is not checked: a body written for another schema with the same physical
 layout (e.g. DOUBLE where the table has BIGINT) decodes as other values.
 
-The work is per batch and per column (Arrow's own validation), never per row in Python. Decoding a compressed
+The work is per batch and per column (Arrow's own validation, the row codecs' vectorised decode and encode),
+never per row in Python. Decoding a compressed
 body costs its decompression; ``validate`` returns the decoded record batches so the KV write path does not
 decode twice.
 """
@@ -44,6 +53,9 @@ from fluss.record.ipc_projection import (
 )
 from fluss.record.log_batch import (
     APPEND_ONLY_FLAG,
+    BODY_FORMAT_MASK,
+    BODY_FORMAT_SHIFT,
+    BODY_FORMATS,
     COMPRESSION_LZ4_FRAME,
     COMPRESSION_MASK,
     COMPRESSION_NONE,
@@ -53,13 +65,16 @@ from fluss.record.log_batch import (
     LENGTH_OFFSET,
     Buffer,
     LogBatch,
+    build_batch,
     compression_name,
 )
+from fluss.record.log_format import ARROW, row_codec_of
 
 UPSERT_CHANGE_TYPES = (ChangeType.Insert, ChangeType.UpdateAfter)
 KV_CHANGE_TYPES = (*UPSERT_CHANGE_TYPES, ChangeType.Delete)
 
-_KNOWN_ATTRIBUTES = COMPRESSION_MASK | APPEND_ONLY_FLAG
+_KNOWN_ATTRIBUTES = COMPRESSION_MASK | APPEND_ONLY_FLAG | BODY_FORMAT_MASK
+_BODY_FORMAT_NAMES = {code: name for name, code in BODY_FORMATS.items()}
 _CODECS = {COMPRESSION_NONE: None, COMPRESSION_ZSTD: CODEC_ZSTD, COMPRESSION_LZ4_FRAME: CODEC_LZ4_FRAME}
 _CODEC_NAMES = {None: "none", CODEC_ZSTD: "ZSTD", CODEC_LZ4_FRAME: "LZ4_FRAME"}
 _SINGLE_THREADED = pa.ipc.IpcReadOptions(use_threads=False)
@@ -74,6 +89,17 @@ class ValidatedBatch:
     rows: pa.RecordBatch
     change_types: np.ndarray  # uint8, one per row
 
+    def encoded_in(self, log_format: str) -> bytes:
+        """The batch with its body in ``log_format``: its own bytes when it is in that format already, else
+        re-encoded from the validated rows (header fields, writer id and sequence kept; new CRC)."""
+        b = self.batch
+        if b.body_format == log_format:
+            return bytes(b.raw)
+        return build_batch(self.rows, schema_id=b.schema_id, compression=b.compression,
+                           change_types=None if b.append_only else self.change_types, writer_id=b.writer_id,
+                           batch_sequence=b.batch_sequence, base_offset=b.base_offset,
+                           leader_epoch=b.leader_epoch, commit_timestamp=b.commit_timestamp, log_format=log_format)
+
 
 class BatchValidator:
     """Validates the batches a writer sends to one bucket of one table (see the module docstring).
@@ -83,10 +109,14 @@ class BatchValidator:
         schema_id: the table's schema id.
         schema: the Arrow schema of that schema id (nullability from the table's NOT NULL columns).
         primary_key: indexes of the primary-key columns; empty for a log table.
+        log_format: the table's ``table.log.format``: a batch body is ARROW or in this format.
     """
 
-    def __init__(self, bucket: str, schema_id: int, schema: pa.Schema, primary_key: Sequence[int] = ()) -> None:
+    def __init__(self, bucket: str, schema_id: int, schema: pa.Schema, primary_key: Sequence[int] = (),
+                 log_format: str = ARROW) -> None:
         self.bucket = bucket
+        self.log_format = log_format
+        self._body_formats = {ARROW, log_format}
         self.schema_id = schema_id
         self.schema = schema
         self.primary_key = tuple(primary_key)
@@ -133,9 +163,18 @@ class BatchValidator:
         raw = b.raw
         if b.magic != CURRENT_MAGIC:
             raise self._error(index, f"unsupported magic {b.magic} (expected {CURRENT_MAGIC})")
-        if b.attributes & ~_KNOWN_ATTRIBUTES or b.compression not in _CODECS:
+        body_code = (b.attributes & BODY_FORMAT_MASK) >> BODY_FORMAT_SHIFT
+        if b.attributes & ~_KNOWN_ATTRIBUTES or b.compression not in _CODECS or body_code not in _BODY_FORMAT_NAMES:
             raise self._error(index, f"invalid attributes 0x{b.attributes:02x} (compression bits 0-2: 0 NONE, "
-                                     "1 ZSTD, 2 LZ4_FRAME; bit 3 APPEND_ONLY; the rest must be 0)")
+                                     "1 ZSTD, 2 LZ4_FRAME; bit 3 APPEND_ONLY; body format bits 4-5: 0 ARROW, "
+                                     "1 INDEXED, 2 COMPACTED; the rest must be 0)")
+        body_format = _BODY_FORMAT_NAMES[body_code]
+        if body_format not in self._body_formats:
+            raise self._error(index, f"the body is {body_format}, but the table's table.log.format is "
+                                     f"{self.log_format} (a writer sends ARROW or the table's format)")
+        if body_format != ARROW and b.compression != COMPRESSION_NONE:
+            raise self._error(index, f"a {body_format} body is not compressed, but the header declares "
+                                     f"{compression_name(b.compression)}")
         if _RESERVED.unpack_from(raw, 6)[0] or _RESERVED_TAIL.unpack_from(raw, 52)[0]:
             raise self._error(index, "reserved header bytes 6-7 and 52-55 must be 0")
         if b.record_count <= 0:
@@ -174,6 +213,8 @@ class BatchValidator:
         return types
 
     def _decode(self, b: LogBatch, index: int) -> pa.RecordBatch:
+        if b.body_format != ARROW:
+            return self._decode_rows(b, index)
         message = b.ipc_message()
         try:
             info = read_message(message)
@@ -205,6 +246,40 @@ class BatchValidator:
                                      f"[{', '.join(self.schema.names)}]: {_first_line(e)}") from None
         if rows.num_rows != b.record_count:
             raise self._error(index, f"header says {b.record_count} records, the Arrow body has {rows.num_rows}")
+        return rows
+
+    def _decode_rows(self, b: LogBatch, index: int) -> pa.RecordBatch:
+        fmt, n = b.body_format, b.record_count
+        body = np.frombuffer(b.ipc_message(), dtype=np.uint8)
+        if len(body) < 4 * n:
+            raise self._error(index, f"the {fmt} body of {len(body)} bytes cannot hold the lengths of {n} rows")
+        lengths = body[: 4 * n].view("<u4").astype(np.int64)
+        size = 4 * n + int(lengths.sum())
+        if (size + 7) & ~7 != len(body) or body[size:].any():
+            raise self._error(index, f"the {fmt} body is {len(body)} bytes, but its {n} row lengths and rows take "
+                                     f"{size} (padded with zeros to a multiple of 8)")
+        data = body[4 * n: size]
+        starts = np.zeros(n, dtype=np.int64)
+        np.cumsum(lengths[:-1], out=starts[1:])
+        codec = row_codec_of(fmt)
+        try:
+            rows = codec.decode_rows_buffer(data, starts, lengths, self.schema, self.schema_id)
+            rows.validate(full=True)
+            blob, offsets = codec.encode_rows_buffer(rows, self.schema_id)
+        except FlussError as e:
+            raise self._error(index, f"the {fmt} rows do not decode with the table's columns "
+                                     f"[{', '.join(self.schema.names)}]: {e.message}") from None
+        except (pa.ArrowException, ValueError, IndexError, OverflowError, TypeError) as e:
+            raise self._error(index, f"the {fmt} rows do not decode with the table's columns "
+                                     f"[{', '.join(self.schema.names)}]: {_first_line(e)}") from None
+        if rows.num_rows != n:
+            raise self._error(index, f"header says {n} records, the {fmt} body has {rows.num_rows}")
+        if not (np.array_equal(np.diff(offsets), lengths) and np.array_equal(blob, data)):
+            differs = np.flatnonzero(np.diff(offsets) != lengths)
+            row = int(differs[0]) if len(differs) else None
+            where = f"row {row} is {int(lengths[row])} bytes, its values take {int(offsets[row + 1] - offsets[row])}" \
+                if row is not None else "the bytes differ"
+            raise self._error(index, f"the {fmt} rows are not the encoding of the values they decode to ({where})")
         return rows
 
     def _check_nulls(self, rows: pa.RecordBatch, types: np.ndarray, index: int,

@@ -30,9 +30,9 @@ import numpy as np
 import pyarrow as pa
 
 from fluss.errors import ErrorCode, FlussError
+from fluss.nested_values import check_stored_nested
 from fluss.record.change_type import ChangeType
 from fluss.record.log_batch import build_batch, iter_batches
-from fluss.server.kv.row_codec import decode_rows
 from fluss.server.kv.snapshot import (
     SnapshotHandle,
     create_snapshot,
@@ -146,6 +146,9 @@ class KvReplica:
         validated = replica.validator.validate(records, target_columns)  # every batch, before any is applied
         for v in validated:  # routed by the table's bucket function
             replica.routing.check_rows(v.rows, replica.bucket.bucket_id)
+        if replica.nested_columns:  # nested NOT NULL, on every validated batch before any is applied
+            for v in validated:
+                check_stored_nested(v.rows, replica.nested_columns, f"PutKv to {replica.name}")
         for v in validated:
             batch, rows = v.batch, v.rows
             earlier = log_.writers.check(batch.writer_id, batch.batch_sequence, replica.name, allow_gap=True)
@@ -161,7 +164,8 @@ class KvReplica:
                 continue
             data = build_batch(changelog.batch, schema_id=replica.table.schema_id, compression=replica.compression,
                                zstd_level=replica.zstd_level, change_types=changelog.change_types,
-                               writer_id=batch.writer_id, batch_sequence=batch.batch_sequence)
+                               writer_id=batch.writer_id, batch_sequence=batch.batch_sequence,
+                               log_format=replica.log_format)
             try:
                 info = log_.append_as_leader(data, replica.leader_epoch, commit_timestamp, allow_sequence_gap=True)
             except BaseException:
@@ -236,7 +240,8 @@ class KvReplica:
         kv = self._kv()
         values = kv.lookup(keys)
         found = [v is not None for v in values]
-        rows = decode_rows([v for v in values if v is not None] if None in values else values, kv.arrow_schema)
+        present = [v for v in values if v is not None] if None in values else values
+        rows = kv.codec.decode_rows(present, kv.arrow_schema)
         return found, rows
 
     def prefix_lookup(self, prefixes: list[bytes]) -> tuple[list[int], pa.RecordBatch]:
@@ -246,7 +251,7 @@ class KvReplica:
             matched = kv.prefix_lookup(prefix)
             counts.append(len(matched))
             values.extend(matched)
-        return counts, decode_rows(values, kv.arrow_schema)
+        return counts, kv.codec.decode_rows(values, kv.arrow_schema)
 
     def lookup_entries(self, key_lists: list[list[bytes]], prefix: bool = False) -> list[tuple[list, bytes]]:
         """Several entries of one request for this bucket, with one multi-get (``prefix``: one scan per

@@ -22,7 +22,9 @@ import pyarrow as pa
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket, TableInfo
-from fluss.record.log_batch import HEADER_SIZE, iter_batches, project_batch, read_header
+from fluss.nested_values import check_stored_nested
+from fluss.record.log_batch import HEADER_SIZE, iter_batches, project_batch, read_header, reformat_batch
+from fluss.record.log_format import ARROW
 from fluss.rpc.errors import error_info
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.log.tablet import AppendInfo
@@ -46,6 +48,7 @@ class BucketFetch:
     offset: int
     max_bytes: int
     projection: list[int] | None
+    as_arrow: bool = False  # row-format batches re-encoded as ARROW (clients that only read Arrow)
 
 
 class ReplicaManager:
@@ -336,11 +339,21 @@ class ReplicaManager:
 
     @staticmethod
     def _validate_and_append(replica: Replica, records: bytes, commit_timestamp: int) -> AppendInfo:
+        """Validates a client's batches, then appends them in the table's log format: an ARROW batch for a table
+        of a row format (INDEXED, COMPACTED) is re-encoded from its validated rows (writers that only speak
+        Arrow, e.g. the Flink sink); a batch of another row format is refused by the validator. Nothing is
+        appended when any batch is refused, and nothing unvalidated is appended."""
         validated = replica.validator.validate(records)
         for v in validated:  # routed by the table's bucket function
             replica.routing.check_rows(v.rows, replica.bucket.bucket_id)
-        batches = [v.batch for v in validated]
-        return replica.log.append_as_leader(records, replica.leader_epoch, commit_timestamp, batches=batches)
+        if replica.nested_columns:  # NOT NULL inside nested values, on every batch before any is appended
+            for v in validated:
+                check_stored_nested(v.rows, replica.nested_columns, f"ProduceLog to {replica.name}")
+        if all(v.batch.body_format == replica.log_format for v in validated):
+            batches = [v.batch for v in validated]
+            return replica.log.append_as_leader(records, replica.leader_epoch, commit_timestamp, batches=batches)
+        records = b"".join(v.encoded_in(replica.log_format) for v in validated)
+        return replica.log.append_as_leader(records, replica.leader_epoch, commit_timestamp)
 
     async def _wait_for_gap(self, replica: Replica, writer_id: int, sequence: int, timeout_s: float) -> bool:
         """Waits while the writer's batches before ``sequence`` are missing (woken by every append); returns
@@ -595,7 +608,13 @@ class ReplicaManager:
                     raise FlussError(f"Projected column index {idx} is out of range for table "
                                      f"{replica.table.table_path} with {len(schema)} columns",
                                      ErrorCode.INVALID_COLUMN_PROJECTION)
+        if f.projection is not None and replica.log_format != ARROW:
+            raise FlussError(f"Table '{replica.table.table_path}' is not in the ARROW log format "
+                             f"({replica.log_format}) and does not support column projection",
+                             ErrorCode.INVALID_COLUMN_PROJECTION)
         data = replica.log.read(f.offset, max_bytes, max_offset=upper, min_one_batch=min_one).records
+        if f.as_arrow and replica.log_format != ARROW and data:
+            data = b"".join(reformat_batch(b, schema, ARROW) for b in iter_batches(data))
         if f.projection is None or not data:
             return bytes(data)
         return self._read_projected(replica, f.projection, schema, data, max_bytes, upper)

@@ -22,6 +22,7 @@ from pathlib import Path
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket, TableInfo
 from fluss.record.log_batch import parse_compression
+from fluss.record.log_format import log_format_of
 from fluss.server.log.config import LogConfig
 from fluss.server.log.tablet import LogTablet
 from fluss.server.log.validator import BatchValidator
@@ -69,9 +70,12 @@ class Replica:
         self.zstd_level = LOG_ARROW_COMPRESSION_ZSTD_LEVEL.value_of(props)
         self.name = f"table {table.table_path} bucket {bucket.bucket_id}" + (
             f" of partition {bucket.partition_id}" if bucket.partition_id is not None else "")
+        self.log_format = log_format_of(props)  # body format of the batches this bucket's log stores
+        self.nested_columns = [c for c in table.row_schema.columns if c.data_type.is_nested]
         arrow_schema = table.row_schema.to_arrow()
         self.validator = BatchValidator(self.name, table.schema_id, arrow_schema,
-                                        [arrow_schema.names.index(k) for k in table.get_primary_keys()])
+                                        [arrow_schema.names.index(k) for k in table.get_primary_keys()],
+                                        self.log_format)
         self.log = LogTablet.open(directory, self.log_config, self.name)
         self.leader_id = -1
         self.leader_epoch = -1

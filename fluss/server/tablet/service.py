@@ -142,7 +142,8 @@ class TabletServicer(rpc.TabletServiceServicer):
             projection = list(t.projected_fields) if t.projection_enabled else None
             for b in t.buckets:
                 fetches.append(BucketFetch(TableBucket(t.table_id, b.bucket_id, b.partition_id), b.fetch_offset,
-                                           b.max_bytes or request.max_bytes or 16 << 20, projection))
+                                           b.max_bytes or request.max_bytes or 16 << 20, projection,
+                                           t.as_arrow and request.follower_id < 0))
         results = await self.m.fetch(request.follower_id, fetches, request.min_bytes, request.max_wait_ms,
                                      request.max_bytes or 16 << 20)
         by_table: dict[int, pb.FetchTableResultPb] = {}

@@ -166,6 +166,9 @@ public final class FlinkConversions {
     /** Name suffix of the virtual changelog table of a Fluss table ({@code orders$changelog}). */
     public static final String CHANGELOG_SUFFIX = "$changelog";
 
+    /** Name suffix of the virtual binlog table of a primary-key Fluss table ({@code orders$binlog}). */
+    public static final String BINLOG_SUFFIX = "$binlog";
+
     /** Name suffix of the virtual lake table of a lake-enabled Fluss table ({@code orders$lake}). */
     public static final String LAKE_SUFFIX = "$lake";
 
@@ -207,6 +210,35 @@ public final class FlinkConversions {
         }
         return CatalogTable.newBuilder().schema(b.build()).comment(base.getComment())
                 .partitionKeys(base.getPartitionKeys()).options(base.getOptions()).build();
+    }
+
+    /**
+     * The {@code t$binlog} virtual table of a primary-key table: {@code _change_type STRING} (insert, update,
+     * delete), {@code _log_offset BIGINT}, {@code _commit_timestamp TIMESTAMP_LTZ(3)}, then {@code before} and
+     * {@code after}, each a nullable ROW of the table's columns; no primary key (every change is one insert-only row).
+     */
+    public static CatalogTable binlogTable(TableInfoPb info, String bootstrapServers) {
+        if (info.getDescriptorPb().getSchema().getPrimaryKeysCount() == 0) {
+            throw new IllegalArgumentException("Table " + info.getTablePath().getDatabaseName() + "."
+                    + info.getTablePath().getTableName() + " has no primary key: $binlog is available for primary-key "
+                    + "tables only (use $changelog)");
+        }
+        CatalogTable base = toFlink(info, bootstrapServers);
+        List<org.apache.flink.table.api.DataTypes.Field> fields = new ArrayList<>();
+        for (Schema.UnresolvedColumn c : base.getUnresolvedSchema().getColumns()) {
+            Schema.UnresolvedPhysicalColumn pc = (Schema.UnresolvedPhysicalColumn) c;
+            fields.add(org.apache.flink.table.api.DataTypes.FIELD(pc.getName(),
+                    (org.apache.flink.table.types.DataType) pc.getDataType()));
+        }
+        org.apache.flink.table.types.DataType image = org.apache.flink.table.api.DataTypes.ROW(fields).nullable();
+        Schema.Builder b = Schema.newBuilder();
+        b.column("_change_type", org.apache.flink.table.api.DataTypes.STRING().notNull());
+        b.column("_log_offset", org.apache.flink.table.api.DataTypes.BIGINT().notNull());
+        b.column("_commit_timestamp", org.apache.flink.table.api.DataTypes.TIMESTAMP_LTZ(3).notNull());
+        b.column("before", image);
+        b.column("after", image);
+        return CatalogTable.newBuilder().schema(b.build()).comment(base.getComment())
+                .partitionKeys(List.of()).options(base.getOptions()).build();
     }
 
     static List<String> primaryKey(ResolvedSchema schema) {

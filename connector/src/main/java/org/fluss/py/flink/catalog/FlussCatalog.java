@@ -122,7 +122,8 @@ public class FlussCatalog extends AbstractCatalog {
     /** The table a read-only virtual table ({@code t$changelog}, {@code t$lake}) reads; else the table itself. */
     private static TablePath readPath(ObjectPath p) {
         String name = p.getObjectName();
-        for (String suffix : List.of(FlinkConversions.CHANGELOG_SUFFIX, FlinkConversions.LAKE_SUFFIX)) {
+        for (String suffix : List.of(FlinkConversions.CHANGELOG_SUFFIX, FlinkConversions.BINLOG_SUFFIX,
+                FlinkConversions.LAKE_SUFFIX)) {
             if (name.endsWith(suffix)) {
                 return new TablePath(p.getDatabaseName(), name.substring(0, name.length() - suffix.length()));
             }
@@ -231,6 +232,15 @@ public class FlussCatalog extends AbstractCatalog {
                 ObjectPath base = new ObjectPath(p.getDatabaseName(),
                         name.substring(0, name.length() - FlinkConversions.CHANGELOG_SUFFIX.length()));
                 return FlinkConversions.changelogTable(client().tableInfo(path(base)), bootstrapServers);
+            }
+            if (name.endsWith(FlinkConversions.BINLOG_SUFFIX)) { // the t$binlog virtual table (primary keys only)
+                ObjectPath base = new ObjectPath(p.getDatabaseName(),
+                        name.substring(0, name.length() - FlinkConversions.BINLOG_SUFFIX.length()));
+                try {
+                    return FlinkConversions.binlogTable(client().tableInfo(path(base)), bootstrapServers);
+                } catch (IllegalArgumentException e) {
+                    throw new CatalogException(e.getMessage());
+                }
             }
             if (name.endsWith(FlinkConversions.LAKE_SUFFIX)) { // the t$lake virtual table: + system columns
                 ObjectPath base = new ObjectPath(p.getDatabaseName(),

@@ -22,18 +22,25 @@ import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.complex.MapVector;
+import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.ipc.ReadChannel;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.ipc.message.MessageSerializer;
 import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.GenericArrayData;
+import org.apache.flink.table.data.GenericMapData;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.RowType;
 
 import java.io.ByteArrayInputStream;
@@ -41,7 +48,9 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.Channels;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * Decodes the Arrow IPC message of a log batch into Flink rows. The row type is the one the batch was
@@ -60,6 +69,10 @@ public final class ArrowBatchReader implements AutoCloseable {
 
     /** Decodes every row of a batch, starting at row {@code firstRow}. */
     public List<RowData> read(LogBatch.View batch, int firstRow) {
+        if (!batch.arrowBody()) {
+            throw new IllegalStateException("Log batch at offset " + batch.baseOffset + " has a row body ("
+                    + batch.bodyFormat() + "): fetch with as_arrow to read it as Arrow");
+        }
         return read(batch.buf, batch.ipcPosition(), batch.ipcLength(), firstRow);
     }
 
@@ -139,6 +152,41 @@ public final class ArrowBatchReader implements AutoCloseable {
                 return ((FixedSizeBinaryVector) v).get(r);
             case VARBINARY:
                 return ((VarBinaryVector) v).get(r);
+            case ARRAY: {
+                ListVector list = (ListVector) v;
+                FieldVector child = list.getDataVector();
+                LogicalType element = ((ArrayType) t).getElementType();
+                int start = list.getElementStartIndex(r);
+                Object[] values = new Object[list.getElementEndIndex(r) - start];
+                for (int j = 0; j < values.length; j++) {
+                    values[j] = child.isNull(start + j) ? null : get(child, element, start + j);
+                }
+                return new GenericArrayData(values);
+            }
+            case MAP: {
+                MapVector map = (MapVector) v;
+                StructVector entries = (StructVector) map.getDataVector();
+                FieldVector keys = (FieldVector) entries.getChildByOrdinal(0);
+                FieldVector items = (FieldVector) entries.getChildByOrdinal(1);
+                MapType m = (MapType) t;
+                Map<Object, Object> values = new LinkedHashMap<>();
+                for (int j = map.getElementStartIndex(r); j < map.getElementEndIndex(r); j++) {
+                    values.put(get(keys, m.getKeyType(), j), items.isNull(j) ? null : get(items, m.getValueType(), j));
+                }
+                return new GenericMapData(values);
+            }
+            case ROW: {
+                StructVector struct = (StructVector) v;
+                RowType rowType = (RowType) t;
+                GenericRowData row = new GenericRowData(rowType.getFieldCount());
+                for (int k = 0; k < rowType.getFieldCount(); k++) {
+                    FieldVector field = (FieldVector) struct.getChildByOrdinal(k);
+                    if (!field.isNull(r)) {
+                        row.setField(k, get(field, rowType.getTypeAt(k), r));
+                    }
+                }
+                return row;
+            }
             default:
                 throw new IllegalArgumentException("Type " + t + " cannot be read from Fluss");
         }

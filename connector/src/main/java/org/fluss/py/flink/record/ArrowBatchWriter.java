@@ -25,16 +25,26 @@ import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.complex.MapVector;
+import org.apache.arrow.vector.complex.StructVector;
 import org.apache.arrow.vector.compression.CompressionCodec;
 import org.apache.arrow.vector.compression.NoCompressionCodec;
 import org.apache.arrow.vector.ipc.WriteChannel;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.ipc.message.MessageSerializer;
+import org.apache.flink.table.data.ArrayData;
+import org.apache.flink.table.data.DecimalData;
+import org.apache.flink.table.data.MapData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.StringData;
+import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.BinaryType;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.TimestampType;
 import org.fluss.py.flink.key.KeyEncoder;
@@ -100,16 +110,182 @@ public final class ArrowBatchWriter implements AutoCloseable {
         for (int c = 0; c < getters.length; c++) {
             FieldVector v = root.getVector(c);
             if (row.isNullAt(c)) {
-                if (v instanceof BaseFixedWidthVector) {
-                    ((BaseFixedWidthVector) v).setNull(rows);
-                } else {
-                    ((BaseVariableWidthVector) v).setNull(rows);
-                }
+                setNull(v, rows);
                 continue;
             }
-            set(v, rowType.getTypeAt(c), row, c, rows);
+            LogicalType t = rowType.getTypeAt(c);
+            if (nested(t)) {
+                setValue(v, t, getters[c].getFieldOrNull(row), rows, rowType.getFieldNames().get(c));
+            } else {
+                set(v, t, row, c, rows);
+            }
         }
         rows++;
+    }
+
+    private static boolean nested(LogicalType t) {
+        switch (t.getTypeRoot()) {
+            case ARRAY:
+            case MAP:
+            case ROW:
+                return true;
+            default:
+                return false;
+        }
+    }
+
+    private static void setNull(FieldVector v, int i) {
+        if (v instanceof BaseFixedWidthVector) {
+            ((BaseFixedWidthVector) v).setNull(i);
+        } else if (v instanceof BaseVariableWidthVector) {
+            ((BaseVariableWidthVector) v).setNull(i);
+        } else if (v instanceof ListVector) { // MAP too
+            ((ListVector) v).setNull(i);
+        } else if (v instanceof StructVector) {
+            ((StructVector) v).setNull(i);
+        } else {
+            throw new IllegalArgumentException("Cannot write a null into " + v.getField());
+        }
+    }
+
+    /**
+     * Writes one value given as a Flink internal object (what {@link ArrayData.ElementGetter} and
+     * {@link RowData.FieldGetter} return) at index {@code i}: the path of nested values (elements, map entries,
+     * ROW fields) to any depth. {@code path} names the value in errors (a null map key is refused).
+     */
+    private static void setValue(FieldVector v, LogicalType t, Object o, int i, String path) {
+        switch (t.getTypeRoot()) {
+            case BOOLEAN:
+                ((BitVector) v).setSafe(i, (Boolean) o ? 1 : 0);
+                break;
+            case TINYINT:
+                ((TinyIntVector) v).setSafe(i, (Byte) o);
+                break;
+            case SMALLINT:
+                ((SmallIntVector) v).setSafe(i, (Short) o);
+                break;
+            case INTEGER:
+                ((IntVector) v).setSafe(i, (Integer) o);
+                break;
+            case DATE:
+                ((DateDayVector) v).setSafe(i, (Integer) o);
+                break;
+            case BIGINT:
+                ((BigIntVector) v).setSafe(i, (Long) o);
+                break;
+            case FLOAT:
+                ((Float4Vector) v).setSafe(i, (Float) o);
+                break;
+            case DOUBLE:
+                ((Float8Vector) v).setSafe(i, (Double) o);
+                break;
+            case CHAR:
+            case VARCHAR:
+                ((VarCharVector) v).setSafe(i, ((StringData) o).toBytes());
+                break;
+            case DECIMAL:
+                ((DecimalVector) v).setSafe(i, ((DecimalData) o).toBigDecimal());
+                break;
+            case TIME_WITHOUT_TIME_ZONE:
+                setTime(v, (Integer) o, i);
+                break;
+            case TIMESTAMP_WITHOUT_TIME_ZONE:
+                ((TimeStampVector) v).setSafe(i, KeyEncoder.timestampInUnit((TimestampData) o,
+                        ((TimestampType) t).getPrecision()));
+                break;
+            case TIMESTAMP_WITH_LOCAL_TIME_ZONE:
+                ((TimeStampVector) v).setSafe(i, KeyEncoder.timestampInUnit((TimestampData) o,
+                        ((LocalZonedTimestampType) t).getPrecision()));
+                break;
+            case BINARY: {
+                byte[] b = (byte[]) o;
+                int n = ((BinaryType) t).getLength();
+                ((FixedSizeBinaryVector) v).setSafe(i, b.length == n ? b : Arrays.copyOf(b, n));
+                break;
+            }
+            case VARBINARY:
+                ((VarBinaryVector) v).setSafe(i, (byte[]) o);
+                break;
+            case ARRAY: {
+                ListVector list = (ListVector) v;
+                ArrayData array = (ArrayData) o;
+                LogicalType element = ((ArrayType) t).getElementType();
+                ArrayData.ElementGetter getter = ArrayData.createElementGetter(element);
+                FieldVector child = list.getDataVector();
+                int start = list.startNewValue(i);
+                for (int j = 0; j < array.size(); j++) {
+                    Object e = getter.getElementOrNull(array, j);
+                    if (e == null) {
+                        setNull(child, start + j);
+                    } else {
+                        setValue(child, element, e, start + j, path + "[" + j + "]");
+                    }
+                }
+                list.endValue(i, array.size());
+                break;
+            }
+            case MAP: {
+                MapVector map = (MapVector) v;
+                MapData data = (MapData) o;
+                MapType m = (MapType) t;
+                StructVector entries = (StructVector) map.getDataVector();
+                FieldVector keys = (FieldVector) entries.getChildByOrdinal(0);
+                FieldVector items = (FieldVector) entries.getChildByOrdinal(1);
+                ArrayData.ElementGetter keyGetter = ArrayData.createElementGetter(m.getKeyType());
+                ArrayData.ElementGetter valueGetter = ArrayData.createElementGetter(m.getValueType());
+                ArrayData keyArray = data.keyArray();
+                ArrayData valueArray = data.valueArray();
+                int start = map.startNewValue(i);
+                for (int j = 0; j < data.size(); j++) {
+                    entries.setIndexDefined(start + j);
+                    Object key = keyGetter.getElementOrNull(keyArray, j);
+                    if (key == null) {
+                        throw new IllegalArgumentException("Column '" + path + "{key #" + j + "}': a map key is "
+                                + "null (Fluss map keys are NOT NULL)");
+                    }
+                    setValue(keys, m.getKeyType(), key, start + j, path + "{key #" + j + "}");
+                    Object value = valueGetter.getElementOrNull(valueArray, j);
+                    if (value == null) {
+                        setNull(items, start + j);
+                    } else {
+                        setValue(items, m.getValueType(), value, start + j, path + "{value #" + j + "}");
+                    }
+                }
+                map.endValue(i, data.size());
+                break;
+            }
+            case ROW: {
+                StructVector struct = (StructVector) v;
+                RowData row = (RowData) o;
+                RowType rowType = (RowType) t;
+                struct.setIndexDefined(i);
+                for (int k = 0; k < rowType.getFieldCount(); k++) {
+                    FieldVector field = (FieldVector) struct.getChildByOrdinal(k);
+                    LogicalType ft = rowType.getTypeAt(k);
+                    Object value = RowData.createFieldGetter(ft, k).getFieldOrNull(row);
+                    if (value == null) {
+                        setNull(field, i);
+                    } else {
+                        setValue(field, ft, value, i, path + "." + rowType.getFieldNames().get(k));
+                    }
+                }
+                break;
+            }
+            default:
+                throw new IllegalArgumentException("Type " + t + " cannot be written to Fluss");
+        }
+    }
+
+    private static void setTime(FieldVector v, int millis, int i) {
+        if (v instanceof TimeSecVector) {
+            ((TimeSecVector) v).setSafe(i, Math.floorDiv(millis, 1000));
+        } else if (v instanceof TimeMilliVector) {
+            ((TimeMilliVector) v).setSafe(i, millis);
+        } else if (v instanceof TimeMicroVector) {
+            ((TimeMicroVector) v).setSafe(i, millis * 1000L);
+        } else {
+            ((TimeNanoVector) v).setSafe(i, millis * 1_000_000L);
+        }
     }
 
     private static void set(FieldVector v, LogicalType t, RowData row, int c, int i) {

@@ -7,10 +7,12 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.BinaryType;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LocalZonedTimestampType;
 import org.apache.flink.table.types.logical.LogicalType;
+import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.TimeType;
 import org.apache.flink.table.types.logical.TimestampType;
@@ -21,7 +23,7 @@ import java.util.List;
 /**
  * The Arrow representation of Fluss types (the wire contract of {@code fluss/types.py}): e.g. BINARY(n) is
  * fixed_size_binary(n), TIME/TIMESTAMP use the unit of their precision (0 s, 1-3 ms, 4-6 us, 7-9 ns),
- * TIMESTAMP_LTZ carries time zone UTC.
+ * TIMESTAMP_LTZ carries time zone UTC; ARRAY, MAP and ROW are list, map and struct with their children.
  */
 public final class ArrowSchemas {
     private ArrowSchemas() {}
@@ -29,10 +31,37 @@ public final class ArrowSchemas {
     public static Schema of(RowType rowType) {
         List<Field> fields = new ArrayList<>();
         for (RowType.RowField f : rowType.getFields()) {
-            fields.add(new Field(f.getName(), new FieldType(f.getType().isNullable(), arrowType(f.getType()), null),
-                    null));
+            fields.add(field(f.getName(), f.getType()));
         }
         return new Schema(fields);
+    }
+
+    /**
+     * The Arrow field of a column or nested value: ARRAY is {@code list<item>}, MAP is {@code map<entries:
+     * struct<key not null, value>>} (pyarrow's names), ROW is a struct of its fields.
+     */
+    public static Field field(String name, LogicalType t) {
+        List<Field> children = null;
+        switch (t.getTypeRoot()) {
+            case ARRAY:
+                children = List.of(field("item", ((ArrayType) t).getElementType()));
+                break;
+            case MAP: {
+                MapType m = (MapType) t;
+                Field entries = new Field("entries", new FieldType(false, ArrowType.Struct.INSTANCE, null),
+                        List.of(field("key", m.getKeyType().copy(false)), field("value", m.getValueType())));
+                children = List.of(entries);
+                break;
+            }
+            case ROW:
+                children = new ArrayList<>();
+                for (RowType.RowField f : ((RowType) t).getFields()) {
+                    children.add(field(f.getName(), f.getType()));
+                }
+                break;
+            default:
+        }
+        return new Field(name, new FieldType(t.isNullable(), arrowType(t), null), children);
     }
 
     public static ArrowType arrowType(LogicalType t) {
@@ -72,6 +101,12 @@ public final class ArrowSchemas {
                 return new ArrowType.FixedSizeBinary(((BinaryType) t).getLength());
             case VARBINARY:
                 return ArrowType.Binary.INSTANCE;
+            case ARRAY:
+                return ArrowType.List.INSTANCE;
+            case MAP:
+                return new ArrowType.Map(false);
+            case ROW:
+                return ArrowType.Struct.INSTANCE;
             default:
                 throw new IllegalArgumentException("Type " + t + " has no Arrow mapping in Fluss");
         }

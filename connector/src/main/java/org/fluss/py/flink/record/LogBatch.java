@@ -25,6 +25,9 @@ public final class LogBatch {
     public static final int COMPRESSION_LZ4_FRAME = 2;
     public static final int COMPRESSION_MASK = 0x07;
     public static final int APPEND_ONLY_FLAG = 0x08;
+    /** Attribute bits 4-5: the body format (0 ARROW, 1 INDEXED, 2 COMPACTED; {@code table.log.format}). */
+    public static final int BODY_FORMAT_MASK = 0x30;
+    private static final String[] BODY_FORMATS = {"ARROW", "INDEXED", "COMPACTED", "UNKNOWN"};
     public static final long NO_WRITER_ID = -1L;
     public static final int NO_BATCH_SEQUENCE = -1;
 
@@ -71,6 +74,15 @@ public final class LogBatch {
 
         public int compression() {
             return attributes & COMPRESSION_MASK;
+        }
+
+        /** Whether the body is an Arrow IPC message (a row-format log's batches come as Arrow with as_arrow). */
+        public boolean arrowBody() {
+            return (attributes & BODY_FORMAT_MASK) == 0;
+        }
+
+        public String bodyFormat() {
+            return BODY_FORMATS[(attributes & BODY_FORMAT_MASK) >> 4];
         }
 
         public long lastOffset() {

@@ -64,7 +64,8 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
     private final int fetchWaitMs;
     private final FlussClient client;
     private final BufferAllocator allocator = new RootAllocator();
-    private final ArrowBatchReader reader;
+    private ArrowBatchReader reader; // created once the table's log format is known
+    private boolean rowLog; // table.log.format is INDEXED or COMPACTED: batches come as Arrow, projected here
     private ArrowBatchReader snapshotReader; // every column (ScanKv has no projection)
     private LakeTableReader lakeTable; // opened for the first lake part
     private final Map<String, Active> active = new LinkedHashMap<>();
@@ -81,6 +82,7 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         GenericRowData lookahead; // the next lake row (so the last one can end the lake part)
         Map<List<Object>, RowData> tail; // merge: the log tail's last change per key (null: deleted)
         Iterator<RowData> survivors; // merge: the tail's rows, handed out after the lake rows
+        RowData pendingBefore; // $binlog: the -U image waiting for its +U
 
         Active(FlussSplit split, boolean merge) {
             this.split = split;
@@ -127,7 +129,21 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         this.fetchMaxBytes = fetchMaxBytes;
         this.fetchWaitMs = fetchWaitMs;
         this.client = new FlussClient(bootstrapServers);
-        this.reader = new ArrowBatchReader(spec.fetchType(), allocator);
+    }
+
+    /**
+     * Learns the table's log format on first use: a row-format log (INDEXED, COMPACTED) is fetched with
+     * {@code as_arrow} (the tablet server re-encodes its batches as Arrow) and without server-side projection,
+     * which only the ARROW format supports; the projection is then applied here.
+     */
+    private ArrowBatchReader reader() {
+        if (reader == null) {
+            String format = client.tableInfo(path).getDescriptorPb().getPropertiesMap()
+                    .getOrDefault("table.log.format", "ARROW");
+            rowLog = !"ARROW".equalsIgnoreCase(format.trim());
+            reader = new ArrowBatchReader(rowLog ? spec.tableType : spec.fetchType(), allocator);
+        }
+        return reader;
     }
 
     private boolean limitReached() {
@@ -195,6 +211,7 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         if (gotRows || active.isEmpty()) {
             return out.build(); // emit the snapshot / lake rows before the first log fetch
         }
+        reader(); // the log format decides how to fetch
         // group by leader
         Map<Integer, List<Active>> byLeader = new HashMap<>();
         boolean missingLeader = false;
@@ -223,8 +240,8 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             Map<Long, FetchTablePb.Builder> tables = new HashMap<>();
             for (Active a : e.getValue()) {
                 FetchTablePb.Builder t = tables.computeIfAbsent(a.split.bucket.tableId, id -> {
-                    FetchTablePb.Builder b = FetchTablePb.newBuilder().setTableId(id);
-                    if (fetchProjection != null) {
+                    FetchTablePb.Builder b = FetchTablePb.newBuilder().setTableId(id).setAsArrow(true);
+                    if (fetchProjection != null && !rowLog) {
                         b.setProjectionEnabled(true);
                         for (int p : fetchProjection) {
                             b.addProjectedFields(p);
@@ -308,7 +325,10 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             }
             batch.ensureValid();
             int first = (int) Math.max(0, a.nextOffset - batch.baseOffset);
-            List<RowData> rows = reader.read(batch, first);
+            List<RowData> rows = reader().read(batch, first);
+            if (rowLog && fetchProjection != null) {
+                rows.replaceAll(row -> ReadSpec.project(row, fetchProjection));
+            }
             byte[] changeTypes = batch.changeTypes();
             long offset = batch.baseOffset + first;
             for (RowData row : rows) {
@@ -318,6 +338,20 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
                 byte type = changeTypes == null ? 0 : changeTypes[(int) (offset - batch.baseOffset)];
                 if (collecting) {
                     collect(a, row, type);
+                } else if (spec.binlog) {
+                    if (type == 2) { // -U: emitted with the +U that follows (the position stays before it)
+                        a.pendingBefore = row;
+                    } else {
+                        if (limitReached()) {
+                            break;
+                        }
+                        String kind = type == 3 ? "update" : type == 4 ? "delete" : "insert";
+                        RowData before = type == 3 ? a.pendingBefore : type == 4 ? row : null;
+                        a.pendingBefore = null;
+                        out.add(id, new FlussRecord(spec.binlogRow(kind, before, type == 4 ? null : row, offset,
+                                batch.commitTimestamp), offset, batch.commitTimestamp));
+                        emitted++;
+                    }
                 } else {
                     if (limitReached()) {
                         break;
@@ -488,7 +522,9 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             }
         } finally {
             client.close(); // first: its threads must not outlive the job, whatever fails below
-            reader.close();
+            if (reader != null) {
+                reader.close();
+            }
             if (snapshotReader != null) {
                 snapshotReader.close();
             }

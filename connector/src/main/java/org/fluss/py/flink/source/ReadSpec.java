@@ -26,6 +26,10 @@ import java.util.List;
  *   <li>{@code changelog}: the {@code t$changelog} virtual table: every record is an INSERT prefixed with
  *       {@code _change_type}, {@code _log_offset}, {@code _commit_timestamp}, then {@code outputProjection}
  *       (over the metadata columns followed by the read columns; null = all) is applied;</li>
+ *   <li>{@code binlog} (with {@code changelog}): the {@code t$binlog} virtual table of a primary-key table: one
+ *       INSERT per change, {@code _change_type} ({@code insert}, {@code update}, {@code delete}),
+ *       {@code _log_offset}, {@code _commit_timestamp}, then {@code before} and {@code after}, the row images as
+ *       ROWs of every column (an update pairs the -U record with the +U after it and has the +U's offset);</li>
  *   <li>{@code lake}: {@link LakeMode#UNION} reads a lake-enabled table as its lake snapshot + the log after it
  *       ({@code scan.startup.mode=full}), {@link LakeMode#LAKE_ONLY} the lake snapshot alone ({@code t$lake});
  *       {@code mergeLake} (primary-key tables in batch mode): per bucket the log tail is merged into the lake
@@ -51,6 +55,10 @@ public final class ReadSpec implements Serializable {
     public final int[] keyIndexes;
     public final long limit;
     public final PartitionFilter partitionFilter;
+    public final boolean binlog;
+
+    /** The columns of {@code t$binlog} after the metadata columns. */
+    public static final List<String> BINLOG_IMAGES = List.of("before", "after");
 
     /** How a source uses the lake of a lake-enabled table. */
     public enum LakeMode { NONE, UNION, LAKE_ONLY }
@@ -58,12 +66,12 @@ public final class ReadSpec implements Serializable {
     public ReadSpec(RowType tableType, int[] projection, boolean primaryKey, boolean snapshotFirst, boolean changelog,
                     int[] outputProjection) {
         this(tableType, projection, primaryKey, snapshotFirst, changelog, outputProjection, LakeMode.NONE, false,
-                new int[0], 0L, null);
+                new int[0], 0L, null, false);
     }
 
     private ReadSpec(RowType tableType, int[] projection, boolean primaryKey, boolean snapshotFirst,
                      boolean changelog, int[] outputProjection, LakeMode lake, boolean mergeLake, int[] keyIndexes,
-                     long limit, PartitionFilter partitionFilter) {
+                     long limit, PartitionFilter partitionFilter, boolean binlog) {
         this.tableType = tableType;
         this.projection = projection;
         this.primaryKey = primaryKey;
@@ -75,24 +83,31 @@ public final class ReadSpec implements Serializable {
         this.keyIndexes = keyIndexes;
         this.limit = limit;
         this.partitionFilter = partitionFilter;
+        this.binlog = binlog;
+    }
+
+    /** The {@code t$binlog} spec of a primary-key table's columns ({@code outputProjection} over its columns). */
+    public static ReadSpec binlog(RowType tableType, int[] outputProjection) {
+        return new ReadSpec(tableType, null, true, false, true, outputProjection, LakeMode.NONE, false, new int[0],
+                0L, null, true);
     }
 
     /** This spec reading the lake too ({@code mergeLake}: merge the log tail into the lake rows by these keys). */
     public ReadSpec withLake(LakeMode mode, boolean merge, int[] primaryKeyIndexes) {
         return new ReadSpec(tableType, projection, primaryKey, snapshotFirst, changelog, outputProjection, mode,
-                merge, primaryKeyIndexes.clone(), limit, partitionFilter);
+                merge, primaryKeyIndexes.clone(), limit, partitionFilter, binlog);
     }
 
     /** This spec with a pushed-down LIMIT ({@code 0} = none). */
     public ReadSpec withLimit(long rows) {
         return new ReadSpec(tableType, projection, primaryKey, snapshotFirst, changelog, outputProjection, lake,
-                mergeLake, keyIndexes, rows, partitionFilter);
+                mergeLake, keyIndexes, rows, partitionFilter, binlog);
     }
 
     /** This spec reading only the partitions accepted by {@code filter} (null = all). */
     public ReadSpec withPartitionFilter(PartitionFilter filter) {
         return new ReadSpec(tableType, projection, primaryKey, snapshotFirst, changelog, outputProjection, lake,
-                mergeLake, keyIndexes, limit, filter);
+                mergeLake, keyIndexes, limit, filter, binlog);
     }
 
     /** The columns FetchLog asks for: all of them when log rows are merged by key, else {@link #projection}. */
@@ -135,7 +150,13 @@ public final class ReadSpec implements Serializable {
         fields.add(new RowType.RowField(CHANGELOG_COLUMNS.get(0), new VarCharType(false, VarCharType.MAX_LENGTH)));
         fields.add(new RowType.RowField(CHANGELOG_COLUMNS.get(1), new BigIntType(false)));
         fields.add(new RowType.RowField(CHANGELOG_COLUMNS.get(2), new LocalZonedTimestampType(false, 3)));
-        fields.addAll(readType().getFields());
+        if (binlog) {
+            RowType image = (RowType) readType().copy(true);
+            fields.add(new RowType.RowField(BINLOG_IMAGES.get(0), image));
+            fields.add(new RowType.RowField(BINLOG_IMAGES.get(1), image));
+        } else {
+            fields.addAll(readType().getFields());
+        }
         return project(new RowType(fields), outputProjection);
     }
 
@@ -180,6 +201,17 @@ public final class ReadSpec implements Serializable {
             row.setRowKind(rowKind(changeType));
         }
         return row;
+    }
+
+    /** A {@code t$binlog} row: {@code kind} (insert, update, delete) with the before and after images. */
+    RowData binlogRow(String kind, RowData before, RowData after, long offset, long commitTimestamp) {
+        GenericRowData out = new GenericRowData(5);
+        out.setField(0, StringData.fromString(kind));
+        out.setField(1, offset);
+        out.setField(2, TimestampData.fromEpochMillis(commitTimestamp));
+        out.setField(3, before);
+        out.setField(4, after);
+        return project(out, outputProjection);
     }
 
     static RowKind rowKind(byte changeType) {

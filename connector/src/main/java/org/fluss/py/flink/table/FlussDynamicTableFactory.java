@@ -63,6 +63,11 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
         return id.getObjectName().endsWith(FlinkConversions.CHANGELOG_SUFFIX);
     }
 
+    /** Whether a table is the {@code t$binlog} virtual table of {@code t}. */
+    private static boolean isBinlog(ObjectIdentifier id) {
+        return id.getObjectName().endsWith(FlinkConversions.BINLOG_SUFFIX);
+    }
+
     /** Whether a table is the {@code t$lake} virtual table of {@code t} (its lake snapshot alone). */
     private static boolean isLake(ObjectIdentifier id) {
         return id.getObjectName().endsWith(FlinkConversions.LAKE_SUFFIX);
@@ -72,6 +77,8 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
         String name = id.getObjectName();
         if (isChangelog(id)) {
             name = name.substring(0, name.length() - FlinkConversions.CHANGELOG_SUFFIX.length());
+        } else if (isBinlog(id)) {
+            name = name.substring(0, name.length() - FlinkConversions.BINLOG_SUFFIX.length());
         } else if (isLake(id)) {
             name = name.substring(0, name.length() - FlinkConversions.LAKE_SUFFIX.length());
         }
@@ -105,9 +112,14 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
         ReadableConfig options = helper.getOptions();
         ObjectIdentifier id = context.getObjectIdentifier();
         RowType rowType = physicalRowType(context.getCatalogTable());
-        boolean changelog = isChangelog(id);
+        boolean binlog = isBinlog(id);
+        boolean changelog = isChangelog(id) || binlog;
         int[] primaryKey = primaryKey(context.getCatalogTable());
-        if (changelog) { // the metadata columns come first; the source reads the table's own columns
+        if (binlog) { // _change_type, _log_offset, _commit_timestamp, before, after: the table's columns are a ROW
+            int meta = org.fluss.py.flink.source.ReadSpec.CHANGELOG_COLUMNS.size();
+            rowType = (RowType) rowType.getTypeAt(meta).copy(true);
+            primaryKey = new int[0];
+        } else if (changelog) { // the metadata columns come first; the source reads the table's own columns
             int meta = org.fluss.py.flink.source.ReadSpec.CHANGELOG_COLUMNS.size();
             rowType = new RowType(rowType.getFields().subList(meta, rowType.getFieldCount()));
             primaryKey = new int[0];
@@ -133,7 +145,8 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
         FlussTableSource.LookupSettings lookup = new FlussTableSource.LookupSettings(
                 options.get(FlussOptions.LOOKUP_ASYNC), options.get(LookupOptions.MAX_RETRIES), cache);
         return new FlussTableSource(bootstrap(options, id), tablePath(options, id), rowType,
-                context.getCatalogTable().getPartitionKeys(), primaryKey, changelog, isLake(id), startup, streaming,
+                context.getCatalogTable().getPartitionKeys(), primaryKey, changelog, binlog, isLake(id), startup,
+                streaming,
                 options.get(FlussOptions.SCAN_PARTITION_DISCOVERY_INTERVAL).toMillis(),
                 (int) Math.min(Integer.MAX_VALUE, options.get(FlussOptions.CLIENT_SCANNER_FETCH_MAX_BYTES).getBytes()),
                 (int) options.get(FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MAX_TIME).toMillis(), lookup, null);

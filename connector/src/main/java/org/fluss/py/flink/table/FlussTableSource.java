@@ -50,7 +50,8 @@ import java.util.Map;
  *   <li>A log table is an insert-only stream (batch: the log up to the latest offsets at start).</li>
  *   <li>A primary-key table in streaming mode is a changelog (+I/-U/+U/-D); {@code full} mode reads the KV
  *       snapshot first. In batch mode it is its current rows (ScanKv).</li>
- *   <li>{@code t$changelog} ({@code changelog}) is insert-only with the change metadata columns first.</li>
+ *   <li>{@code t$changelog} ({@code changelog}) is insert-only with the change metadata columns first;
+ *       {@code t$binlog} ({@code binlog}, primary-key tables) too, with the before and after row images.</li>
  *   <li>A lake-enabled table in {@code full} mode is a Union Read (lake snapshot + log after it; primary-key
  *       tables in batch mode merged per key, the log winning); {@code t$lake} ({@code lakeOnly}) is the lake
  *       snapshot alone, bounded and insert-only.</li>
@@ -83,6 +84,7 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
     private final List<String> partitionKeys;
     private final int[] primaryKey;
     private final boolean changelog;
+    private final boolean binlog; // t$binlog (with changelog): before/after images of a primary-key table
     private final boolean lakeOnly;
     private final StartupMode startup;
     private final boolean streaming;
@@ -97,7 +99,8 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
     private boolean countOnly; // pushed-down COUNT(*) (batch, log tables)
 
     FlussTableSource(String bootstrapServers, TablePath path, RowType rowType, List<String> partitionKeys,
-                     int[] primaryKey, boolean changelog, boolean lakeOnly, StartupMode startup, boolean streaming,
+                     int[] primaryKey, boolean changelog, boolean binlog, boolean lakeOnly, StartupMode startup,
+                     boolean streaming,
                      long discoveryIntervalMs, int fetchMaxBytes, int fetchWaitMs, LookupSettings lookup,
                      int[] projection) {
         this.bootstrapServers = bootstrapServers;
@@ -106,6 +109,7 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
         this.partitionKeys = partitionKeys;
         this.primaryKey = primaryKey;
         this.changelog = changelog;
+        this.binlog = binlog;
         this.lakeOnly = lakeOnly;
         this.startup = startup;
         this.streaming = streaming;
@@ -129,6 +133,9 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
     }
 
     private ReadSpec readSpec() {
+        if (binlog) { // read every column into the images, project after the metadata columns are added
+            return ReadSpec.binlog(rowType, projection);
+        }
         if (changelog) { // read every column, project after the metadata columns are added
             return new ReadSpec(rowType, null, hasPrimaryKey(), false, true, projection);
         }
@@ -310,7 +317,8 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
 
     @Override
     public void applyProjection(int[][] projectedFields, DataType producedDataType) {
-        int width = rowType.getFieldCount() + (changelog ? ReadSpec.CHANGELOG_COLUMNS.size() : 0);
+        int width = binlog ? ReadSpec.CHANGELOG_COLUMNS.size() + ReadSpec.BINLOG_IMAGES.size()
+                : rowType.getFieldCount() + (changelog ? ReadSpec.CHANGELOG_COLUMNS.size() : 0);
         int[] p = new int[projectedFields.length];
         boolean identity = p.length == width;
         for (int i = 0; i < p.length; i++) {
@@ -328,7 +336,7 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
     @Override
     public DynamicTableSource copy() {
         FlussTableSource copy = new FlussTableSource(bootstrapServers, path, rowType, partitionKeys, primaryKey,
-                changelog, lakeOnly, startup, streaming, discoveryIntervalMs, fetchMaxBytes, fetchWaitMs, lookup,
+                changelog, binlog, lakeOnly, startup, streaming, discoveryIntervalMs, fetchMaxBytes, fetchWaitMs, lookup,
                 projection == null ? null : projection.clone());
         copy.pointKey = pointKey == null ? null : pointKey.clone();
         copy.partitionFilter = partitionFilter;
@@ -339,7 +347,7 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
 
     @Override
     public String asSummaryString() {
-        return "Fluss[" + path + (changelog ? "$changelog" : "") + (lakeOnly ? "$lake" : "")
+        return "Fluss[" + path + (binlog ? "$binlog" : changelog ? "$changelog" : "") + (lakeOnly ? "$lake" : "")
                 + (pointKey != null ? ", point lookup" : "") + (countOnly ? ", row count from offsets" : "") + "]";
     }
 }

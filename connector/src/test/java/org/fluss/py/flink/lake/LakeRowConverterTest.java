@@ -55,4 +55,33 @@ class LakeRowConverterTest {
         assertArrayEquals(new byte[] {1, 2}, out.getBinary(4));
         assertTrue(out.isNullAt(5));
     }
+
+    @Test
+    void nestedValuesBecomeFlinkArraysMapsAndRows() {
+        org.apache.paimon.data.GenericMap map = new org.apache.paimon.data.GenericMap(
+                java.util.Map.of(BinaryString.fromString("k"), new org.apache.paimon.data.GenericArray(new int[] {1, 2})));
+        GenericRow nested = GenericRow.of(Timestamp.fromLocalDateTime(LocalDateTime.of(2026, 1, 1, 0, 0)),
+                new org.apache.paimon.data.GenericArray(new Object[] {BinaryString.fromString("a"), null}));
+        GenericRow row = GenericRow.of(map, nested, null);
+        RowType flinkType = flink(
+                org.fluss.py.flink.types.FlussTypes.toFlink("MAP<STRING NOT NULL, ARRAY<INT>>"),
+                org.fluss.py.flink.types.FlussTypes.toFlink("ROW<t TIMESTAMP(6), s ARRAY<STRING>>"),
+                org.fluss.py.flink.types.FlussTypes.toFlink("ARRAY<INT>"));
+        org.apache.paimon.types.RowType paimonType = org.apache.paimon.types.RowType.of(
+                DataTypes.MAP(DataTypes.STRING().notNull(), DataTypes.ARRAY(DataTypes.INT())),
+                DataTypes.ROW(DataTypes.FIELD(0, "t", DataTypes.TIMESTAMP(6)),
+                        DataTypes.FIELD(1, "s", DataTypes.ARRAY(DataTypes.STRING()))),
+                DataTypes.ARRAY(DataTypes.INT()));
+
+        GenericRowData out = new LakeRowConverter(flinkType, paimonType).convert(row);
+        org.apache.flink.table.data.MapData m = out.getMap(0);
+        assertEquals(1, m.size());
+        assertEquals("k", m.keyArray().getString(0).toString());
+        assertEquals(2, m.valueArray().getArray(0).getInt(1));
+        org.apache.flink.table.data.RowData r = out.getRow(1, 2);
+        assertEquals(LocalDateTime.of(2026, 1, 1, 0, 0), r.getTimestamp(0, 6).toLocalDateTime());
+        assertEquals("a", r.getArray(1).getString(0).toString());
+        assertTrue(r.getArray(1).isNullAt(1));
+        assertTrue(out.isNullAt(2));
+    }
 }

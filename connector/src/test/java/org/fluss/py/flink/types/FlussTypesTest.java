@@ -8,9 +8,14 @@ import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.table.types.logical.YearMonthIntervalType;
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.IntType;
+import org.apache.flink.table.types.logical.MapType;
+import org.apache.flink.table.types.logical.MultisetType;
+import org.apache.flink.table.types.logical.RowType;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+
+import java.util.List;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
@@ -23,7 +28,9 @@ class FlussTypesTest {
     @ValueSource(strings = {"BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "CHAR(5)",
             "STRING", "DECIMAL(10, 2)", "DECIMAL(38, 18) NOT NULL", "DATE", "TIME(0)", "TIME(3)", "TIMESTAMP(3)",
             "TIMESTAMP(6) NOT NULL", "TIMESTAMP(9)", "TIMESTAMP_LTZ(3)", "TIMESTAMP_LTZ(0)", "BINARY(4)", "BYTES",
-            "INT NOT NULL", "STRING NOT NULL"})
+            "INT NOT NULL", "STRING NOT NULL", "ARRAY<INT>", "ARRAY<INT NOT NULL> NOT NULL",
+            "MAP<STRING NOT NULL, ARRAY<DECIMAL(10, 2)>>", "ROW<a INT, `b c` STRING NOT NULL 'it''s'>",
+            "ARRAY<ROW<x TIMESTAMP_LTZ(3), y MAP<INT NOT NULL, BYTES>>> NOT NULL"})
     void canonicalFlussTypeStringsRoundTripThroughFlink(String text) {
         assertEquals(text, FlussTypes.toFluss(FlussTypes.toFlink(text)));
     }
@@ -49,14 +56,28 @@ class FlussTypesTest {
     }
 
     @Test
+    void nestedTypesMapToFlinksAndMapKeysBecomeNotNull() {
+        assertEquals(new ArrayType(new IntType(false)), FlussTypes.toFlink("array<int not null>"));
+        assertEquals(new MapType(new VarCharType(false, VarCharType.MAX_LENGTH), new IntType()),
+                FlussTypes.toFlink("map<string NOT NULL,int>"));
+        assertEquals("MAP<STRING NOT NULL, INT>", FlussTypes.toFluss(new MapType(new VarCharType(VarCharType.MAX_LENGTH),
+                new IntType())));
+        RowType row = (RowType) FlussTypes.toFlink("row<seq: int, label: string>");
+        assertEquals(List.of("seq", "label"), row.getFieldNames());
+        assertEquals("ROW<seq INT, label STRING>", FlussTypes.toFluss(row));
+        assertEquals(new ArrayType(false, new IntType()), FlussTypes.toFlink("ARRAY(INT) NOT NULL"));
+    }
+
+    @Test
     void unsupportedTypesAreRejectedNamingTheType() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
-                () -> FlussTypes.toFluss(new ArrayType(new IntType())));
-        assertTrue(e.getMessage().contains("ARRAY<INT>"), e.getMessage());
+                () -> FlussTypes.toFluss(new MultisetType(new IntType())));
+        assertTrue(e.getMessage().contains("MULTISET<INT>"), e.getMessage());
         assertThrows(IllegalArgumentException.class,
                 () -> FlussTypes.toFluss(new YearMonthIntervalType(YearMonthIntervalType.YearMonthResolution.YEAR)));
-        IllegalArgumentException p = assertThrows(IllegalArgumentException.class,
-                () -> FlussTypes.toFlink("MAP<INT, INT>"));
-        assertTrue(p.getMessage().contains("MAP<INT, INT>"));
+        for (String bad : new String[] {"MAP<INT>", "ARRAY<INT", "INT(3)", "ROW<>", "FOO"}) {
+            IllegalArgumentException p = assertThrows(IllegalArgumentException.class, () -> FlussTypes.toFlink(bad));
+            assertTrue(p.getMessage().contains(bad), p.getMessage());
+        }
     }
 }

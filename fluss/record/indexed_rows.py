@@ -20,8 +20,9 @@ row (primary-key columns included), encoded as::
                                      (p > 3: micros / nanos) in the Arrow unit of the column
         TIMESTAMP(p), TIMESTAMP_LTZ(p)  8 bytes int64 in the Arrow unit of the column (UTC for LTZ)
         BINARY(n)                    n bytes
-    var_section    for each variable-width column (CHAR, STRING, BYTES), in column order:
-                   uint32 little-endian byte length || the bytes (UTF-8 for strings); length 0 if null
+    var_section    for each variable-width column (CHAR, STRING, BYTES, ARRAY, MAP, ROW), in column order:
+                   uint32 little-endian byte length || the bytes (UTF-8 for strings; the encoding of
+                   :mod:`fluss.record.nested_codec` for nested values); length 0 if null
 
 The units are those of the column's Arrow type (see :mod:`fluss.types`), so encoding is a copy of Arrow
 buffers: both directions are vectorised with numpy over a whole batch (fixed-width slots are gathered /
@@ -97,6 +98,8 @@ def _slot(t: pa.DataType) -> tuple[int | None, str | None, int | None]:
         return t.byte_width, None, t.byte_width
     if types.is_string(t) or types.is_binary(t) or types.is_large_string(t) or types.is_large_binary(t):
         return None, None, None
+    if types.is_list(t) or types.is_large_list(t) or types.is_map(t) or types.is_struct(t):
+        return None, None, None  # nested values: variable width, encoded by ``nested_codec``
     raise FlussError(f"the KV row codec does not support Arrow type '{t}'", ErrorCode.KV_STORAGE_EXCEPTION)
 
 
@@ -142,6 +145,8 @@ def _fixed_bytes(arr: pa.Array, col: _ColumnLayout, valid: np.ndarray | None) ->
     """(n, width) uint8 slot bytes of a fixed-width column (zeros where null)."""
     n = len(arr)
     w = col.width
+    if n == 0:
+        return np.zeros((0, w), dtype=np.uint8)
     if pa.types.is_boolean(arr.type):
         values = arr.fill_null(False).to_numpy(zero_copy_only=False).astype(np.uint8)
         return values.reshape(n, 1)
@@ -156,6 +161,8 @@ def _fixed_bytes(arr: pa.Array, col: _ColumnLayout, valid: np.ndarray | None) ->
 
 def _var_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
     """(lengths int64, content uint8) of a string/binary column; null values have length 0."""
+    if len(arr) == 0:  # writers may send no offsets buffer at all for an empty array (Arrow Java does)
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint8)
     if arr.null_count:
         arr = arr.fill_null("" if pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type) else b"")
     large = pa.types.is_large_string(arr.type) or pa.types.is_large_binary(arr.type)
@@ -175,10 +182,20 @@ def _var_parts(arr: pa.Array) -> tuple[np.ndarray, np.ndarray]:
 
 def encode_rows(batch: pa.RecordBatch, schema_id: int) -> list[bytes]:
     """The value bytes of every row of ``batch`` (the batch's schema is the value schema)."""
-    n = batch.num_rows
-    if n == 0:
+    if batch.num_rows == 0:
         return []
+    blob, offsets = encode_rows_buffer(batch, schema_id)
+    data = blob.tobytes()
+    bounds = offsets.tolist()
+    return [data[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+
+
+def encode_rows_buffer(batch: pa.RecordBatch, schema_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """Every row of ``batch`` encoded into one uint8 buffer, and the ``num_rows + 1`` row offsets in it."""
+    n = batch.num_rows
     layout = layout_of(batch.schema)
+    if n == 0:
+        return np.zeros(0, dtype=np.uint8), np.zeros(1, dtype=np.int64)
     head = np.zeros((n, layout.fixed_end), dtype=np.uint8)
     head[:, 0:2] = np.frombuffer(np.int16(schema_id).astype("<i2").tobytes(), dtype=np.uint8)
     nulls = np.zeros((n, layout.bitmap_bytes * 8), dtype=bool)
@@ -189,16 +206,14 @@ def encode_rows(batch: pa.RecordBatch, schema_id: int) -> list[bytes]:
         if valid is not None:
             nulls[:, col.index] = ~valid
         if col.width is None:
-            var_cols.append(_var_parts(arr))
+            var_cols.append(encode_values(arr) if is_nested(arr.type) else _var_parts(arr))
         else:
             head[:, col.offset : col.offset + col.width] = _fixed_bytes(arr, col, valid)
     head[:, SCHEMA_ID_BYTES : SCHEMA_ID_BYTES + layout.bitmap_bytes] = np.packbits(
         nulls, axis=1, bitorder="little"
     )
     if not var_cols:
-        blob = head.tobytes()
-        w = layout.fixed_end
-        return [blob[i : i + w] for i in range(0, n * w, w)]
+        return head.reshape(-1), np.arange(n + 1, dtype=np.int64) * layout.fixed_end
     row_len = np.full(n, layout.fixed_end, dtype=np.int64)
     for lengths, _ in var_cols:
         row_len += 4 + lengths
@@ -218,9 +233,7 @@ def encode_rows(batch: pa.RecordBatch, schema_id: int) -> list[bytes]:
             dest = np.repeat(cursor - src_starts, lengths) + np.arange(len(content))
             out[dest] = content
         cursor = cursor + lengths
-    blob = out.tobytes()
-    bounds = offsets.tolist()
-    return [blob[a:b] for a, b in zip(bounds[:-1], bounds[1:], strict=True)]
+    return out, offsets
 
 
 # ============================================================================================ decode
@@ -267,9 +280,14 @@ def _decode_var(
     n = len(cursor)
     lengths = np.ascontiguousarray(_gather(data, cursor, 4)).view("<u4").reshape(n).astype(np.int64)
     cursor = cursor + 4
+    if is_nested(col.arrow_type):
+        return decode_values(col.arrow_type, data, cursor, lengths, valid), cursor + lengths
     offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(lengths, out=offsets[1:])
     total = int(offsets[-1])
+    if total > len(data):  # the values of one column are disjoint ranges of the buffer
+        raise FlussError(f"stored values claim {total} bytes of a {len(data)}-byte buffer",
+                         ErrorCode.CORRUPT_RECORD_EXCEPTION)
     if total == 0:
         content = np.zeros(0, dtype=np.uint8)
     elif (lengths == lengths[0]).all():  # equally long values: one (n, length) gather
@@ -293,14 +311,10 @@ def decode_rows(
 ) -> pa.RecordBatch:
     """The rows of encoded values as a batch of ``schema``; a ``None`` value gives an all-null row.
 
-    The heads of all values (schema id, null bitmap, fixed section) are gathered in one (rows, head) matrix
-    (a view when every value has the same length); null handling is skipped when no value has a null.
-
     Raises:
         FlussError: KV_STORAGE_EXCEPTION if ``schema_id`` is given and a value carries another one, or a
             value is shorter than the schema's fixed section.
     """
-    layout = layout_of(schema)
     if None in values:
         present_idx: list[int] | None = [i for i, v in enumerate(values) if v is not None]
         present = [values[i] for i in present_idx]
@@ -313,23 +327,45 @@ def decode_rows(
             return pa.RecordBatch.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
         return _null_rows(schema, len(values))
     lengths = np.fromiter(map(len, present), dtype=np.int64, count=n)
+    data = np.frombuffer(b"".join(present), dtype=np.uint8)
+    starts = np.zeros(n, dtype=np.int64)
+    np.cumsum(lengths[:-1], out=starts[1:])
+    batch = decode_rows_buffer(data, starts, lengths, schema, schema_id)
+    if present_idx is None:
+        return batch
+    positions = np.full(len(values), -1, dtype=np.int64)
+    positions[present_idx] = np.arange(n)
+    indices = pa.array(positions, mask=positions < 0)
+    return batch.take(indices)
+
+
+def decode_rows_buffer(data: np.ndarray, starts: np.ndarray, lengths: np.ndarray, schema: pa.Schema,
+                       schema_id: int | None = None) -> pa.RecordBatch:
+    """The rows stored at ``starts`` (of ``lengths`` bytes) in the uint8 buffer ``data``, as a batch of ``schema``.
+
+    The heads of all values (schema id, null bitmap, fixed section) are gathered in one (rows, head) matrix
+    (a view when the values are equally long and back to back); null handling is skipped when no value has a
+    null. Errors as :func:`decode_rows`.
+    """
+    layout = layout_of(schema)
+    n = len(starts)
+    if n == 0:
+        return pa.RecordBatch.from_arrays([pa.nulls(0, f.type) for f in schema], schema=schema)
     fixed_end = layout.fixed_end
     shortest, longest = int(lengths.min()), int(lengths.max())
     if shortest < fixed_end:
         raise FlussError(
-            f"a stored KV value has {shortest} bytes, fewer than the {fixed_end} of the schema's fixed section",
+            f"a stored row has {shortest} bytes, fewer than the {fixed_end} of the schema's fixed section",
             ErrorCode.KV_STORAGE_EXCEPTION,
         )
-    data = np.frombuffer(b"".join(present), dtype=np.uint8)
-    starts = np.zeros(n, dtype=np.int64)
-    np.cumsum(lengths[:-1], out=starts[1:])
-    head = data.reshape(n, longest)[:, :fixed_end] if shortest == longest else _gather(data, starts, fixed_end)
+    contiguous = shortest == longest and int(starts[0]) == 0 and len(data) == n * longest
+    head = data.reshape(n, longest)[:, :fixed_end] if contiguous else _gather(data, starts, fixed_end)
     if schema_id is not None:
         ids = np.ascontiguousarray(head[:, :SCHEMA_ID_BYTES]).view("<i2").reshape(n)
         if (ids != schema_id).any():
             bad = int(ids[np.flatnonzero(ids != schema_id)[0]])
             raise FlussError(
-                f"a stored KV value has schema id {bad}, expected {schema_id} (schema evolution of stored "
+                f"a stored row has schema id {bad}, expected {schema_id} (schema evolution of stored "
                 "values is not supported yet)",
                 ErrorCode.KV_STORAGE_EXCEPTION,
             )
@@ -344,17 +380,14 @@ def decode_rows(
     cursor = starts + fixed_end
     for col in layout.var:
         arrays[col.index], cursor = _decode_var(col, data, cursor, None if valid is None else valid[:, col.index])
-    batch = pa.RecordBatch.from_arrays(arrays, schema=schema)
-    if present_idx is None:
-        return batch
-    positions = np.full(len(values), -1, dtype=np.int64)
-    positions[present_idx] = np.arange(n)
-    indices = pa.array(positions, mask=positions < 0)
-    return batch.take(indices)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def _null_rows(schema: pa.Schema, n: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_arrays([pa.nulls(n, f.type) for f in schema], schema=schema)
 
 
-__all__ = ["RowLayout", "decode_rows", "encode_rows", "layout_of", "schema_ids_of"]
+from fluss.record.nested_codec import decode_values, encode_values, is_nested  # noqa: E402  (uses the above)
+
+__all__ = ["RowLayout", "decode_rows", "decode_rows_buffer", "encode_rows", "encode_rows_buffer", "layout_of",
+           "schema_ids_of"]
