@@ -7,7 +7,7 @@ STAMP := $(VENV)/.setup-stamp
 # tests, Chromium and its driver for the dashboard's browser tests (those tests fail, not skip, without them).
 APT_PACKAGES := zookeeper tmux prometheus chromium chromium-driver
 
-.PHONY: apt-packages setup demo test bench bench-full chaos fuzz lint proto options clean sql-client-jars
+.PHONY: apt-packages setup demo test test-long bench bench-full chaos fuzz lint proto options clean sql-client-jars
 
 setup: apt-packages $(STAMP)
 
@@ -42,6 +42,11 @@ demo: setup
 test: setup
 	cd connector && mvn -q -B -Dstyle.color=never test
 	$(PY) -m pytest -q tests
+
+# The long checks kept out of `make test` (marked `long`: 1,000-bucket metrics, ...); `make test` runs a smaller
+# version of each.
+test-long: setup
+	$(PY) -m pytest -q tests -m long
 
 bench: setup
 	$(PY) -m bench --quick
