@@ -25,6 +25,7 @@ from fluss.rpc.addresses import parse_addresses, unreachable_reason
 from fluss.rpc.channels import ChannelFactory, ChannelPool
 from fluss.rpc.errors import raise_for_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.rpc.sasl import SaslPlainCredentials
 
 _FAILOVER_CODES = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
 
@@ -40,7 +41,9 @@ class ClusterClient:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.connect_timeout_s = config.connect_timeout_ms / 1000
-        self.channels = ChannelPool(ChannelFactory(connect_timeout_s=self.connect_timeout_s))
+        credentials = config.credentials()
+        interceptors = [SaslPlainCredentials(*credentials)] if credentials else []
+        self.channels = ChannelPool(ChannelFactory(interceptors, connect_timeout_s=self.connect_timeout_s))
         self.bootstrap = parse_addresses(config.bootstrap_servers)
         self._reached = False  # some server of the bootstrap list has answered (there is a cluster)
         self._active: str | None = None

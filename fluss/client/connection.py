@@ -29,10 +29,7 @@ class FlussConnection:
         """Connects to the cluster of ``bootstrap.servers``; fails within ``connect-timeout`` when none of them
         can be reached, naming each address and why (see ``ClusterClient``)."""
         parse_addresses(config.bootstrap_servers)  # a malformed entry fails here, before any thread starts
-        protocol = str(config.security_protocol).strip().upper()
-        if protocol != "PLAINTEXT":
-            raise FlussError(f"security.protocol '{config.security_protocol}' is not supported by this client "
-                             "(only PLAINTEXT)", ErrorCode.CLIENT_ERROR)
+        config.credentials()  # so does an unsupported protocol or an incomplete security setting
         io = IoThread(config)
         try:
             await io.wait(io.client.admin_call("GetServerNodes", pb.GetServerNodesRequest()))
