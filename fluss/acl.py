@@ -112,7 +112,7 @@ class Principal:
 ANONYMOUS = Principal("User", "ANONYMOUS")
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Resource:
     type: ResourceType
     name: str  # CLUSTER_NAME, a database, or "db.table"
@@ -162,7 +162,7 @@ class Resource:
         return f"{self.type.name.lower()} {self.name}"
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class AclBinding:
     resource: Resource
     principal: Principal

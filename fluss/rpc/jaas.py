@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from fluss.errors import ErrorCode, FlussError
 
 _FLAGS = ("required", "requisite", "sufficient", "optional")
-_OPTION = re.compile(r'\s*([A-Za-z0-9_.\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s";]+))')
+_OPTION = re.compile(r'\s*([A-Za-z0-9_.\-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s";=]+))')
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.rpc.interceptors import current_request
 from fluss.server.coordinator.processor import CoordinatorEventProcessor
-from fluss.server.security.authorizer import add_to, binding_of
+from fluss.server.security.authorizer import add_to, binding_of, sort_key
 from fluss.server.security.session import current_session
 from fluss.server.zk.data import KvSnapshotRecord, LakeBucketOffset, LakeSnapshotRecord
 from fluss.table_options import DATALAKE_ENABLED
@@ -299,7 +299,7 @@ class AdminServicer(rpc.AdminServiceServicer):
         self._require_authorizer()
         filters = [filter_from_pb(f) for f in request.filters]
         await asyncio.to_thread(self._authorizer.reload)
-        matched = sorted({b for f in filters for b in self._authorizer.bindings(f)})
+        matched = sorted({b for f in filters for b in self._authorizer.bindings(f)}, key=sort_key)
         zk = self._server.zk
         for resource in {b.resource for b in matched}:
             def remove(acls, resource=resource):

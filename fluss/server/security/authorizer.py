@@ -38,6 +38,10 @@ log = logging.getLogger("fluss.security")
 RELOAD_INTERVAL_S = 30.0
 
 
+def sort_key(b: AclBinding) -> tuple:
+    return (b.resource.type.name, b.resource.name, str(b.principal), b.operation.name, b.permission.name, b.host)
+
+
 def binding_of(rtype: str, name: str, entry: AclEntry) -> AclBinding:
     return AclBinding(Resource(ResourceType[rtype], name), Principal.parse(entry.principal),
                       OperationType[entry.operation], PermissionType[entry.permission], entry.host)
@@ -79,7 +83,7 @@ class Authorizer:
 
     def bindings(self, acl_filter: AclBindingFilter | None = None) -> list[AclBinding]:
         out = [b for bs in self._acls.values() for b in bs]
-        return sorted(b for b in out if acl_filter is None or acl_filter.matches(b))
+        return sorted((b for b in out if acl_filter is None or acl_filter.matches(b)), key=sort_key)
 
     # ------------------------------------------------------------ decisions
 
@@ -130,6 +134,10 @@ class Authorizer:
 def add_to(acls: ResourceAcls, bindings: list[AclBinding]) -> ResourceAcls | None:
     """``acls`` with ``bindings`` added (None when all were there already)."""
     present = {(e.principal, e.operation, e.permission, e.host) for e in acls.acls}
-    new = [entry_of(b) for b in bindings]
-    new = [e for e in new if (e.principal, e.operation, e.permission, e.host) not in present]
+    new = []
+    for e in map(entry_of, bindings):
+        key = (e.principal, e.operation, e.permission, e.host)
+        if key not in present:
+            present.add(key)
+            new.append(e)
     return ResourceAcls(acls.acls + new) if new else None
