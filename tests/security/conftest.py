@@ -1,5 +1,5 @@
-"""One small secured cluster for the security tests (a coordinator and two tablet servers, every server with a
-plaintext, a SASL and an internal SASL listener; ACLs on, ``admin`` a super user), shared by the package."""
+"""Connections to the session's secured cluster (``secured_cluster`` in ``tests/conftest.py``) as a user, or
+anonymously on its plaintext listener."""
 
 from __future__ import annotations
 
@@ -8,16 +8,6 @@ import pytest_asyncio
 
 import fluss
 from fluss.server.cluster import LocalCluster
-
-USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
-
-
-@pytest.fixture(scope="session")
-def secured_cluster():
-    with LocalCluster(tablet_servers=2, sasl_users=USERS, super_users=["admin"],
-                      server_config={"default.replication.factor": "2"}) as c:
-        yield c
-
 
 async def connect(cluster: LocalCluster, user: str | None, password: str | None = None) -> fluss.FlussConnection:
     """A connection as ``user`` on the SASL listener (None: anonymous, on the plaintext listener)."""

@@ -25,6 +25,20 @@ public final class FlussOptions {
             .durationType().defaultValue(Duration.ofSeconds(5))
             .withDescription("How long to keep trying an unreachable bootstrap.servers before failing.");
 
+    public static final ConfigOption<String> CLIENT_SECURITY_PROTOCOL = ConfigOptions.key("client.security.protocol")
+            .stringType().defaultValue("PLAINTEXT").withDescription("PLAINTEXT or SASL.");
+    public static final ConfigOption<String> CLIENT_SECURITY_SASL_MECHANISM =
+            ConfigOptions.key("client.security.sasl.mechanism").stringType().defaultValue("PLAIN")
+                    .withDescription("The SASL mechanism (PLAIN).");
+    public static final ConfigOption<String> CLIENT_SECURITY_SASL_USERNAME =
+            ConfigOptions.key("client.security.sasl.username").stringType().noDefaultValue();
+    public static final ConfigOption<String> CLIENT_SECURITY_SASL_PASSWORD =
+            ConfigOptions.key("client.security.sasl.password").stringType().noDefaultValue();
+    public static final ConfigOption<String> CLIENT_SECURITY_SASL_JAAS_CONFIG =
+            ConfigOptions.key("client.security.sasl.jaas.config").stringType().noDefaultValue()
+                    .withDescription("JAAS form of the credentials: '...PlainLoginModule required username=\"..\" "
+                            + "password=\"..\";'.");
+
     public static final ConfigOption<String> DEFAULT_DATABASE = ConfigOptions.key("default-database")
             .stringType().defaultValue("fluss").withDescription("Default database of the catalog.");
 

@@ -25,6 +25,7 @@ import org.apache.flink.table.catalog.stats.CatalogColumnStatistics;
 import org.apache.flink.table.catalog.stats.CatalogTableStatistics;
 import org.apache.flink.table.expressions.Expression;
 import org.apache.flink.table.factories.Factory;
+import org.fluss.py.flink.client.ConnectionConfig;
 import org.fluss.py.flink.client.FlussClient;
 import org.fluss.py.flink.client.FlussRpcException;
 import org.fluss.py.flink.client.TablePath;
@@ -68,6 +69,7 @@ import java.util.Optional;
  */
 public class FlussCatalog extends AbstractCatalog {
     private final String bootstrapServers;
+    private final ConnectionConfig connection;
     private final long connectTimeoutMs;
     private FlussClient client;
 
@@ -76,21 +78,26 @@ public class FlussCatalog extends AbstractCatalog {
     }
 
     public FlussCatalog(String name, String defaultDatabase, String bootstrapServers, long connectTimeoutMs) {
+        this(name, defaultDatabase, ConnectionConfig.plaintext(bootstrapServers), connectTimeoutMs);
+    }
+
+    public FlussCatalog(String name, String defaultDatabase, ConnectionConfig connection, long connectTimeoutMs) {
         super(name, defaultDatabase);
-        this.bootstrapServers = bootstrapServers;
+        this.bootstrapServers = connection.bootstrapServers();
+        this.connection = connection;
         this.connectTimeoutMs = connectTimeoutMs;
     }
 
     @Override
     public Optional<Factory> getFactory() {
-        return Optional.of(new FlussDynamicTableFactory());
+        return Optional.of(new FlussDynamicTableFactory(connection));
     }
 
     /** Connects and checks that the cluster answers, as Flink catalogs do when they open: a wrong address fails
      * {@code CREATE CATALOG} within the connect timeout, naming the address and the cause. */
     @Override
     public void open() throws CatalogException {
-        FlussClient c = new FlussClient(bootstrapServers, 30_000L, connectTimeoutMs);
+        FlussClient c = new FlussClient(connection, 30_000L, connectTimeoutMs);
         try {
             c.checkReachable();
         } catch (RuntimeException e) {

@@ -77,14 +77,27 @@ public final class FlussClient implements AutoCloseable {
     private final ChannelFactory channels;
 
     public FlussClient(String bootstrapServers) {
-        this(bootstrapServers, 30_000L);
+        this(ConnectionConfig.plaintext(bootstrapServers));
+    }
+
+    public FlussClient(ConnectionConfig connection) {
+        this(connection, 30_000L);
     }
 
     public FlussClient(String bootstrapServers, long timeoutMs) {
-        this(bootstrapServers, timeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
+        this(ConnectionConfig.plaintext(bootstrapServers), timeoutMs);
+    }
+
+    public FlussClient(ConnectionConfig connection, long timeoutMs) {
+        this(connection, timeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
     }
 
     public FlussClient(String bootstrapServers, long timeoutMs, long connectTimeoutMs) {
+        this(ConnectionConfig.plaintext(bootstrapServers), timeoutMs, connectTimeoutMs);
+    }
+
+    public FlussClient(ConnectionConfig connection, long timeoutMs, long connectTimeoutMs) {
+        String bootstrapServers = connection.bootstrapServers();
         if (bootstrapServers == null || bootstrapServers.isBlank()) {
             throw new IllegalArgumentException("Option 'bootstrap.servers' is required (host:port[,host:port])");
         }
@@ -113,7 +126,7 @@ public final class FlussClient implements AutoCloseable {
         this.timeoutMs = timeoutMs;
         this.connectTimeoutMs = connectTimeoutMs;
         this.coordinators = new ManagedChannel[bootstrap.size()];
-        this.channels = new ChannelFactory(List.of(), timeoutMs);
+        this.channels = new ChannelFactory(connection.interceptors(), timeoutMs);
     }
 
     private ManagedChannel channel(String host, int port) {
@@ -240,8 +253,8 @@ public final class FlussClient implements AutoCloseable {
 
     /** Checks that the cluster answers (one GetServerNodes call): fails fast, see {@link #adminCall}. */
     public void checkReachable() {
-        adminCall(a -> a.getServerNodes(org.fluss.py.rpc.GetServerNodesRequest.getDefaultInstance()),
-                "GetServerNodes");
+        checkResponse(adminCall(a -> a.getServerNodes(org.fluss.py.rpc.GetServerNodesRequest.getDefaultInstance()),
+                "GetServerNodes"), "Connecting to " + bootstrapText()); // e.g. refused credentials
     }
 
     private static ErrorInfo errorOf(Message response) {
