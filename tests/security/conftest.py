@@ -9,6 +9,7 @@ import pytest_asyncio
 import fluss
 from fluss.server.cluster import LocalCluster
 
+
 async def connect(cluster: LocalCluster, user: str | None, password: str | None = None) -> fluss.FlussConnection:
     """A connection as ``user`` on the SASL listener (None: anonymous, on the plaintext listener)."""
     if user is None:

@@ -1,10 +1,11 @@
 """One server's security, assembled from its configuration: what the server builder, the internal channels and
 start-up need (:class:`ServerSecurity`).
 
-When nothing is secured (every listener PLAINTEXT, no authorizer, one listener) no interceptor is added, so an
-unsecured cluster pays nothing. Otherwise every listener's chain is ErrorDoor → :class:`~.authentication.
-Authenticator` → :class:`~.access.AccessControl` → metrics → logging, and the server's own calls to other servers
-(replication, coordinator notifications, tablet → coordinator) carry the internal listener's credentials.
+Every listener's chain is ErrorDoor → :class:`~.authentication.Authenticator` → :class:`~.access.AccessControl`
+→ metrics → logging. When nothing is secured (every listener PLAINTEXT, no authorizer, one listener) the access
+check is left out; the Authenticator stays (a SASL client must hear that the listener is PLAINTEXT rather than be
+let in silently). The server's own calls to other servers (replication, coordinator notifications, tablet →
+coordinator) carry the internal listener's credentials.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ class ServerSecurity:
         return s.any_sasl or s.authorizer_enabled or len(s.listeners) > 1
 
     def install(self, builder: RpcServerBuilder, table_path_of: TablePathOf) -> RpcServerBuilder:
+        builder.add_interceptor(lambda listener: Authenticator(listener, self.settings, self.stats))
         if self.active:
-            builder.add_interceptor(lambda listener: Authenticator(listener, self.settings, self.stats))
             builder.add_interceptor(lambda _listener: AccessControl(self.authorizer, table_path_of))
         return builder
 
