@@ -52,10 +52,11 @@ async def _scan(conn: fluss.FlussConnection, path: fluss.TablePath, key: str, ro
     return m
 
 
-async def _measure(config: dict[str, str], suffix: str, profile: Profile, pids) -> list[Measurement]:
+async def _measure(config: dict[str, str], suffix: str, profile: Profile, pids,
+                   path: fluss.TablePath | None = None) -> list[Measurement]:
     conn = await fluss.FlussConnection.create(fluss.Config(config))
     try:
-        path = await _table(conn)
+        path = path or await _table(conn)
         out = await measure_append(conn, path, f"security.append.{suffix}", profile, pids)
         out.append(await _scan(conn, path, f"security.scan.{suffix}", profile.rounds))
         return out
@@ -73,12 +74,12 @@ async def _run(profile: Profile) -> list[Measurement]:
     with LocalCluster(tablet_servers=1, sasl_users=USERS, super_users=["admin"]) as secured:
         admin = await fluss.FlussConnection.create(fluss.Config(secured.sasl_config("admin")))
         try:
-            await admin.get_admin().create_database("bench", ignore_if_exists=True)
+            path = await _table(admin)
             await admin.get_admin().create_acls([fluss.AclBinding(
                 fluss.Resource.database("bench"), fluss.Principal.user("bench"), fluss.OperationType.ALL)])
         finally:
             await _close(admin)
-        out += await _measure(secured.sasl_config("bench"), "sasl_acl", profile, server_pids(secured))
+        out += await _measure(secured.sasl_config("bench"), "sasl_acl", profile, server_pids(secured), path)
     return out
 
 
