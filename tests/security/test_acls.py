@@ -84,6 +84,19 @@ async def test_ddl_needs_create_on_the_parent_and_drop_on_the_resource(as_admin,
     await as_alice.get_admin().drop_table(path)
 
 
+async def test_alter_table_needs_alter_on_the_table(as_admin, as_alice, as_anonymous, db):
+    path = await _log_table(as_admin, db, "altered")
+    change = [fluss.TableChange.set("table.log.ttl", "2h")]
+    await _denied(as_anonymous.get_admin().alter_table(path, change), "User:ANONYMOUS", "ALTER",
+                  f"table {db}.altered")
+    await as_admin.get_admin().create_acls([AclBinding(Resource.table(db, "altered"), ALICE, OperationType.WRITE)])
+    await _denied(as_alice.get_admin().alter_table(path, change), "User:alice", "ALTER", f"table {db}.altered")
+    await as_admin.get_admin().create_acls([AclBinding(Resource.table(db, "altered"), ALICE, OperationType.ALTER)])
+    await as_alice.get_admin().alter_table(path, change)
+    info = await as_admin.get_admin().get_table_info(path)
+    assert info.descriptor.properties["table.log.ttl"] == "2h"
+
+
 async def test_writes_need_write_and_reads_need_read_on_the_table(as_admin, as_alice, as_anonymous, db):
     path = await _log_table(as_admin, db)
     # metadata of the table needs DESCRIBE, which READ and WRITE imply

@@ -30,7 +30,7 @@ READ, WRITE, CREATE, DROP, ALTER, DESCRIBE, ALL = (OperationType.READ, Operation
                                                    OperationType.ALL)
 
 INTERNAL_APIS = frozenset({"AdjustIsr", "ControlledShutdown", "CommitKvSnapshot", "GetKvSnapshot",
-                           "NotifyLeaderAndIsr", "StopReplica", "OffsetForLeaderEpoch"})
+                           "ReportStorageState", "NotifyLeaderAndIsr", "StopReplica", "OffsetForLeaderEpoch"})
 #: Answered to anyone authenticated (the bootstrap call; writer ids are harmless).
 OPEN_APIS = frozenset({"GetServerNodes", "InitWriter"})
 FILTERED_APIS = frozenset({"ListDatabases", "ListTables", "DatabaseExists", "TableExists", "ListAcls"})
@@ -97,6 +97,7 @@ RULES: dict[str, Rule] = {
     "GetDatabaseInfo": lambda r, check, _: check(DESCRIBE, Resource.database(r.database_name)),
     "CreateTable": lambda r, check, _: check(CREATE, Resource.database(r.table_path.database_name)),
     "DropTable": lambda r, check, _: check(DROP, _table(r.table_path)),
+    "AlterTable": lambda r, check, _: check(ALTER, _table(r.table_path)),
     "GetTableInfo": lambda r, check, _: check(DESCRIBE, _table(r.table_path)),
     "CreatePartition": lambda r, check, _: check(WRITE, _table(r.table_path)),
     "DropPartition": lambda r, check, _: check(WRITE, _table(r.table_path)),
