@@ -32,8 +32,8 @@ SECURED_USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-s
 @pytest.fixture(scope="session")
 def secured_cluster():
     """A small secured cluster, started when a test first asks for it: a coordinator and two tablet servers, each
-    with a plaintext, a SASL and an internal SASL listener; ACLs on, ``admin`` a super user."""
-    with LocalCluster(tablet_servers=2, sasl_users=SECURED_USERS, super_users=["admin"],
+    with a plaintext, a SASL-over-TLS and an internal SASL-over-TLS listener; ACLs on, ``admin`` a super user."""
+    with LocalCluster(tablet_servers=2, sasl_users=SECURED_USERS, super_users=["admin"], tls=True,
                       server_config={"default.replication.factor": "2"}) as c:
         yield c
 

@@ -88,9 +88,14 @@ def add_bootstrap(parser: argparse.ArgumentParser) -> None:
                         help="SASL/PLAIN user (client.security.protocol=SASL); the password comes from --password, "
                              f"env {PASSWORD_ENV}, or a prompt")
     parser.add_argument("--password", default=None, help=f"SASL/PLAIN password (prefer env {PASSWORD_ENV})")
+    parser.add_argument("--tls", action="store_true",
+                        help="connect over TLS (client.security.ssl.enabled=true; the system's CAs unless "
+                             "--tls-truststore)")
+    parser.add_argument("--tls-truststore", default=None, metavar="PEM",
+                        help="CA certificates to trust (client.security.ssl.truststore.path); implies --tls")
     parser.add_argument("--client-config", default=None, metavar="FILE",
                         help="client properties (YAML or key=value lines: client.security.protocol, "
-                             "client.security.sasl.username, ...)")
+                             "client.security.sasl.username, client.security.ssl.*, ...)")
 
 
 def client_properties(args: argparse.Namespace) -> dict[str, str]:
@@ -114,6 +119,10 @@ def client_properties(args: argparse.Namespace) -> dict[str, str]:
                       "client.security.sasl.username": username, "client.security.sasl.password": password})
     elif getattr(args, "password", None) is not None:
         raise SystemExit("error: --password needs --username")
+    if getattr(args, "tls", False) or getattr(args, "tls_truststore", None):
+        props["client.security.ssl.enabled"] = "true"
+    if getattr(args, "tls_truststore", None):
+        props["client.security.ssl.truststore.path"] = args.tls_truststore
     return props
 
 

@@ -30,6 +30,10 @@ SECURITY_SASL_MECHANISM = "security.sasl.mechanism"
 SECURITY_SASL_USERNAME = "security.sasl.username"
 SECURITY_SASL_PASSWORD = "security.sasl.password"
 SECURITY_SASL_JAAS_CONFIG = "security.sasl.jaas.config"
+SECURITY_SSL_ENABLED = "security.ssl.enabled"
+SECURITY_SSL_TRUSTSTORE = "security.ssl.truststore.path"
+SECURITY_SSL_CERTIFICATE = "security.ssl.certificate.path"
+SECURITY_SSL_KEY = "security.ssl.key.path"
 CONNECT_TIMEOUT = "connect-timeout"
 REQUEST_TIMEOUT = "request-timeout"
 # Keys of the official client this one accepts without acting on them (docs/python-api-parity.md): it sizes
@@ -73,6 +77,7 @@ DEFAULTS = {
     SECURITY_SASL_MECHANISM: "PLAIN",
     SECURITY_SASL_USERNAME: "",
     SECURITY_SASL_PASSWORD: "",
+    SECURITY_SSL_ENABLED: "false",
 }
 
 _SECRET_MARKERS = ("password", "jaas")
@@ -178,6 +183,17 @@ class Config:
                              "client.security.sasl.password (or client.security.sasl.jaas.config)",
                              ErrorCode.INVALID_CONFIG_EXCEPTION)
         return username, password
+
+    def tls(self):
+        """The TLS settings (:class:`fluss.rpc.tls.ClientTls`) when ``security.ssl.enabled`` is true, else None.
+        The trust store, certificate and key are PEM files; INVALID_CONFIG_EXCEPTION naming the key for one that
+        cannot be read or a certificate without its key."""
+        from fluss.rpc.tls import ClientTls
+
+        if not parse_bool(self.get(SECURITY_SSL_ENABLED), "client.security.ssl.enabled"):
+            return None
+        return ClientTls.from_files(self.get(SECURITY_SSL_TRUSTSTORE), self.get(SECURITY_SSL_CERTIFICATE),
+                                    self.get(SECURITY_SSL_KEY), "client.security.ssl.")
 
     def __repr__(self) -> str:
         shown = {k: ("******" if any(m in k for m in _SECRET_MARKERS) else v) for k, v in self._props.items()}

@@ -30,6 +30,7 @@ class FlussConnection:
         can be reached, naming each address and why (see ``ClusterClient``)."""
         parse_addresses(config.bootstrap_servers)  # a malformed entry fails here, before any thread starts
         config.credentials()  # so does an unsupported protocol or an incomplete security setting
+        config.tls()  # and TLS files that cannot be read
         io = IoThread(config)
         try:
             await io.wait(io.client.admin_call("GetServerNodes", pb.GetServerNodesRequest()))

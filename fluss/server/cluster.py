@@ -7,7 +7,10 @@ separate processes on loopback ports), for the CLI (``fluss cluster start``), te
 A secured cluster: ``LocalCluster(sasl_users={"admin": "admin-secret", "alice": "alice-secret"},
 super_users=["admin"])`` gives every server three listeners - ``FLUSS`` (plaintext, ``.bootstrap_servers``),
 ``CLIENT`` (SASL/PLAIN with those users, ``.sasl_bootstrap_servers``) and ``INTERNAL`` (SASL, for server-to-server
-calls, with a generated server password) - and with ``super_users`` the ACL authorizer is on.
+calls, with a generated server password) - and with ``super_users`` the ACL authorizer is on. With ``tls=True``
+the CLIENT and INTERNAL listeners are also served over TLS, with certificates of a throw-away CA made in the
+cluster's directory (``.tls_ca_path``; ``.tls_config()`` gives a client's TLS properties, ``.sasl_config()``
+includes them); ``tls=True`` alone (no ``sasl_users``) makes CLIENT an anonymous TLS listener.
 
 Processes are started by this object and stopped by it; ``kill_*`` sends SIGKILL to the PID it started.
 The cluster's state (ports, pids) is written to ``DIR/cluster.json`` so ``fluss cluster status|stop`` work.
@@ -83,6 +86,7 @@ class LocalCluster:
     metrics: bool = False  # every server exports Prometheus metrics on a free port of its own
     sasl_users: dict[str, str] | None = None  # SASL/PLAIN users of the CLIENT listener (None: no SASL listener)
     super_users: list[str] | None = None  # user names; turns the authorizer on
+    tls: bool = False  # CLIENT and INTERNAL listeners over TLS (certificates of a CA made for this cluster)
 
     def __post_init__(self) -> None:
         self._own_dir = self.directory is None
@@ -164,17 +168,36 @@ class LocalCluster:
 
     @property
     def sasl_bootstrap_servers(self) -> str:
-        """The coordinators' SASL listener (``sasl_users`` must be given)."""
-        if not self.sasl_users:
+        """The coordinators' CLIENT listener: SASL with ``sasl_users``, TLS with ``tls`` (or both)."""
+        if not (self.sasl_users or self.tls):
             raise RuntimeError("this LocalCluster has no SASL listener (start it with sasl_users={...})")
         return ",".join(f"{c.host}:{c.sasl_port}" for c in self._coordinators)
 
+    @property
+    def tls_bootstrap_servers(self) -> str:
+        """The coordinators' TLS listener (CLIENT; ``tls=True``)."""
+        if not self.tls:
+            raise RuntimeError("this LocalCluster has no TLS listener (start it with tls=True)")
+        return self.sasl_bootstrap_servers
+
+    @property
+    def tls_ca_path(self) -> Path:
+        """The PEM certificate of the CA that signed the servers' certificates (``tls=True``)."""
+        return self.dir / "tls" / "ca.crt"
+
+    def tls_config(self) -> dict[str, str]:
+        """Client TLS properties trusting this cluster's CA (empty without ``tls``)."""
+        if not self.tls:
+            return {}
+        return {"client.security.ssl.enabled": "true", "client.security.ssl.truststore.path": str(self.tls_ca_path)}
+
     def sasl_config(self, username: str, password: str | None = None, **extra: str) -> dict[str, str]:
-        """Client properties for the SASL listener as ``username`` (password from ``sasl_users`` by default)."""
+        """Client properties for the SASL listener as ``username`` (password from ``sasl_users`` by default), with
+        the TLS properties when the cluster has TLS."""
         return {"bootstrap.servers": self.sasl_bootstrap_servers, "client.security.protocol": "SASL",
                 "client.security.sasl.mechanism": "PLAIN", "client.security.sasl.username": username,
                 "client.security.sasl.password": self.sasl_users[username] if password is None else password,
-                **extra}
+                **self.tls_config(), **extra}
 
     @property
     def zookeeper_address(self) -> str:
@@ -285,13 +308,13 @@ class LocalCluster:
 
     # ------------------------------------------------------------ internals
 
-    def _base_config(self) -> dict[str, str]:
+    def _base_config(self, host: str = "127.0.0.1") -> dict[str, str]:
         assert self.zookeeper is not None
         return {
             "zookeeper.address": self.zookeeper.address,
             "zookeeper.client.session-timeout": self.zookeeper_session_timeout,
             "remote.data.dir": str(self.dir / "remote"),
-            **self._security_config(),
+            **self._security_config(host),
             **self.server_config,
         }
 
@@ -303,14 +326,15 @@ class LocalCluster:
         reporters = self.server_config.get("metrics.reporters") or "prometheus"
         return {"metrics.reporters": reporters, "metrics.reporter.prometheus.port": str(port)}, port
 
-    def _security_config(self) -> dict[str, str]:
+    def _security_config(self, host: str) -> dict[str, str]:
+        cfg = self._tls_server_config(host) if self.tls else {}
         if not self.sasl_users:
-            return {}
+            return {"internal.listener.name": "INTERNAL", **cfg} if self.tls else {}
         if not hasattr(self, "_internal_password"):
             self._internal_password = secrets.token_urlsafe(24)
         users = " ".join(f'user_{u}="{p}"' for u, p in self.sasl_users.items())
         module = "org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required"
-        cfg = {"security.protocol.map": "CLIENT:SASL,INTERNAL:SASL", "internal.listener.name": "INTERNAL",
+        cfg |= {"security.protocol.map": "CLIENT:SASL,INTERNAL:SASL", "internal.listener.name": "INTERNAL",
                "security.sasl.enabled.mechanisms": "PLAIN",
                "security.sasl.listener.name.client.plain.jaas.config": f"{module} {users};",
                "security.sasl.listener.name.internal.plain.jaas.config":
@@ -321,8 +345,24 @@ class LocalCluster:
             cfg["super.users"] = ";".join(f"User:{u}" for u in self.super_users)
         return cfg
 
+    def _tls_server_config(self, host: str) -> dict[str, str]:
+        """The CA (made once) and a certificate for ``host`` signed by it (one per host)."""
+        from fluss.server.security.self_signed import SelfSignedCa
+
+        tls_dir = self.dir / "tls"
+        if not self.tls_ca_path.exists():
+            SelfSignedCa.create(tls_dir / "ca", common_name=f"fluss-local-cluster-ca-{secrets.token_hex(4)}")
+        ca = SelfSignedCa(self.tls_ca_path, tls_dir / "ca.key")
+        prefix = tls_dir / f"server-{host}"
+        if not prefix.with_suffix(".crt").exists():
+            ca.issue(prefix, hosts=sorted({host, "127.0.0.1", "localhost"}))
+        return {"security.ssl.listeners": "CLIENT,INTERNAL",
+                "security.ssl.certificate.path": str(prefix.with_suffix(".crt")),
+                "security.ssl.key.path": str(prefix.with_suffix(".key")),
+                "security.ssl.truststore.path": str(self.tls_ca_path)}
+
     def _listeners(self, p: _Proc) -> str:
-        if not self.sasl_users:
+        if not (self.sasl_users or self.tls):
             return f"FLUSS://{p.host}:{p.port}"
         if p.sasl_port is None:
             p.sasl_port, p.internal_port = free_port(), free_port()
@@ -334,7 +374,7 @@ class LocalCluster:
         metrics, metrics_port = self._metrics_config()
         p = _Proc(f"coordinator-{index}", self.dir / f"coordinator-{index}.yaml", port, metrics_port=metrics_port,
                   host=host, kind="coordinator", index=index)
-        cfg = {**self._base_config(), **metrics, "coordinator.id": str(index), "bind.listeners": self._listeners(p)}
+        cfg = {**self._base_config(host), **metrics, "coordinator.id": str(index), "bind.listeners": self._listeners(p)}
         p.config_path.write_text(yaml.safe_dump(cfg))
         return p
 
@@ -343,7 +383,7 @@ class LocalCluster:
         metrics, metrics_port = self._metrics_config()
         p = _Proc(f"tablet-server-{sid}", self.dir / f"tablet-server-{sid}.yaml", port, metrics_port=metrics_port,
                   host=host, kind="tablet-server", index=sid)
-        cfg = {**self._base_config(), **metrics, "tablet-server.id": str(sid), "bind.listeners": self._listeners(p),
+        cfg = {**self._base_config(host), **metrics, "tablet-server.id": str(sid), "bind.listeners": self._listeners(p),
                "data.dir": str(self.dir / f"tablet-server-{sid}" / "data"), **self.tablet_server_config.get(sid, {})}
         p.config_path.write_text(yaml.safe_dump(cfg))
         return p

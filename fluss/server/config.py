@@ -123,6 +123,13 @@ SERVER_OPTIONS = OptionRegistry("server option", [
     Option("authorizer.type", OptionType.ENUM, "default", "The authorizer (the built-in ACL authorizer).",
            values=("default",)),
     Option("super.users", _S, None, "Principals that bypass ACLs: User:admin;User:ops."),
+    Option("security.ssl.listeners", _S, None, "Listeners served over TLS, e.g. CLIENT,INTERNAL (default none)."),
+    Option("security.ssl.certificate.path", _S, None, "PEM certificate chain of this server (TLS listeners)."),
+    Option("security.ssl.key.path", _S, None, "PEM private key of this server's certificate."),
+    Option("security.ssl.truststore.path", _S, None, "PEM CA certificates trusted for client certificates and for "
+           "the other servers' internal listener (unset: the system's roots)."),
+    Option("security.ssl.client-auth", OptionType.ENUM, "none", "Whether TLS clients must show a certificate "
+           "signed by a trusted CA.", values=("none", "required")),
 ])
 
 DEFAULTS: dict[str, str] = {o.key: o.default for o in SERVER_OPTIONS if o.default is not None and not o.is_pattern

@@ -19,6 +19,13 @@ from fluss.rpc.sasl import SASL_PLAIN_METADATA_KEY, plain_token
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
+def _channel(cluster, port: int, tls: bool = True) -> grpc.aio.Channel:
+    """A raw channel to a port of the secured cluster (its CLIENT and INTERNAL listeners are TLS)."""
+    if not tls:
+        return grpc.aio.insecure_channel(f"127.0.0.1:{port}")
+    return grpc.aio.secure_channel(f"127.0.0.1:{port}", grpc.ssl_channel_credentials(cluster.tls_ca_path.read_bytes()))
+
+
 async def _refused(connect_as, user, password=None, **kw) -> tuple[FlussError, float]:
     start = time.monotonic()
     with pytest.raises(FlussError) as err:
@@ -68,13 +75,15 @@ async def test_wrong_password_and_unknown_user_fail_fast_with_the_same_answer(co
 async def test_a_plaintext_client_on_the_sasl_listener_is_told_to_authenticate(secured_cluster):
     start = time.monotonic()
     with pytest.raises(FlussError) as err:
-        await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": secured_cluster.sasl_bootstrap_servers}))
+        await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": secured_cluster.sasl_bootstrap_servers,
+                                                         **secured_cluster.tls_config()}))
     assert err.value.error_code == ErrorCode.AUTHENTICATE_EXCEPTION
     assert "requires SASL authentication" in err.value.message and time.monotonic() - start < 3
 
 
 async def test_a_sasl_client_on_the_plaintext_listener_is_told_the_listener_is_plaintext(secured_cluster):
-    config = {**secured_cluster.sasl_config("alice"), "bootstrap.servers": secured_cluster.bootstrap_servers}
+    config = {**secured_cluster.sasl_config("alice"), "bootstrap.servers": secured_cluster.bootstrap_servers,
+              "client.security.ssl.enabled": "false"}
     with pytest.raises(FlussError) as err:
         await fluss.FlussConnection.create(fluss.Config(config))
     assert err.value.error_code == ErrorCode.AUTHENTICATE_EXCEPTION
@@ -82,7 +91,7 @@ async def test_a_sasl_client_on_the_plaintext_listener_is_told_the_listener_is_p
 
 
 async def test_official_and_unprefixed_client_keys_and_the_jaas_form_are_accepted(secured_cluster):
-    base = {"bootstrap.servers": secured_cluster.sasl_bootstrap_servers}
+    base = {"bootstrap.servers": secured_cluster.sasl_bootstrap_servers, **secured_cluster.tls_config()}
     for extra in ({"security.protocol": "sasl", "security.sasl.mechanism": "PLAIN",
                    "security.sasl.username": "bob", "security.sasl.password": "bob-secret"},
                   {"client.security.protocol": "SASL", "client.security.sasl.jaas.config":
@@ -110,7 +119,7 @@ async def test_a_client_cannot_call_server_to_server_apis_even_as_a_super_user(s
     token = plain_token("admin", "admin-secret")
     tablet = next(iter(secured_cluster._tablets.values()))
     for port, metadata in ((tablet.sasl_port, ((SASL_PLAIN_METADATA_KEY, token),)), (tablet.port, ())):
-        async with grpc.aio.insecure_channel(f"127.0.0.1:{port}") as ch:
+        async with _channel(secured_cluster, port, tls=port != tablet.port) as ch:
             stub = rpc.TabletServiceStub(ch)
             resp = await stub.StopReplica(pb.StopReplicaRequest(coordinator_epoch=10**6), metadata=metadata)
             assert resp.error.code == ErrorCode.AUTHORIZATION_EXCEPTION, resp
@@ -118,7 +127,7 @@ async def test_a_client_cannot_call_server_to_server_apis_even_as_a_super_user(s
             fetch = await stub.FetchLog(pb.FetchLogRequest(follower_id=0, max_bytes=1024), metadata=metadata)
             assert fetch.error.code == ErrorCode.AUTHORIZATION_EXCEPTION
     coordinator = secured_cluster._coordinators[0]
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{coordinator.sasl_port}") as ch:
+    async with _channel(secured_cluster, coordinator.sasl_port) as ch:
         stub = rpc.CoordinatorServiceStub(ch)
         # every control RPC a tablet server sends the coordinator (issue 12's epoch checks come after this door)
         for method, request in (("ControlledShutdown", pb.ControlledShutdownRequest(server_id=0)),
@@ -129,7 +138,7 @@ async def test_a_client_cannot_call_server_to_server_apis_even_as_a_super_user(s
             resp = await getattr(stub, method)(request, metadata=((SASL_PLAIN_METADATA_KEY, token),))
             assert resp.error.code == ErrorCode.AUTHORIZATION_EXCEPTION, (method, resp)
     # the internal listener wants the servers' own credentials: a user of the client listener is not one
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{tablet.internal_port}") as ch:
+    async with _channel(secured_cluster, tablet.internal_port) as ch:
         resp = await rpc.TabletServiceStub(ch).StopReplica(pb.StopReplicaRequest(),
                                                            metadata=((SASL_PLAIN_METADATA_KEY, token),))
         assert resp.error.code == ErrorCode.AUTHENTICATE_EXCEPTION
@@ -150,7 +159,7 @@ async def test_ten_thousand_bad_attempts_neither_slow_nor_crash_a_server_and_are
     before = await good_latency_ms()
     bad = ((SASL_PLAIN_METADATA_KEY, plain_token("admin", "guess")),)
     refused = 0
-    async with grpc.aio.insecure_channel(f"127.0.0.1:{coordinator.sasl_port}") as ch:
+    async with _channel(secured_cluster, coordinator.sasl_port) as ch:
         stub = rpc.AdminServiceStub(ch)
 
         async def attempt() -> int:

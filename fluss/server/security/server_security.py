@@ -5,7 +5,8 @@ Every listener's chain is ErrorDoor → :class:`~.authentication.Authenticator` 
 → metrics → logging. When nothing is secured (every listener PLAINTEXT, no authorizer, one listener) the access
 check is left out; the Authenticator stays (a SASL client must hear that the listener is PLAINTEXT rather than be
 let in silently). The server's own calls to other servers (replication, coordinator notifications, tablet →
-coordinator) carry the internal listener's credentials.
+coordinator) carry the internal listener's credentials, over TLS when the internal listener is TLS. Listeners named
+in ``security.ssl.listeners`` are served over TLS.
 """
 
 from __future__ import annotations
@@ -41,15 +42,21 @@ class ServerSecurity:
         return s.any_sasl or s.authorizer_enabled or len(s.listeners) > 1
 
     def install(self, builder: RpcServerBuilder, table_path_of: TablePathOf) -> RpcServerBuilder:
+        if self.settings.tls is not None:
+            credentials = self.settings.tls.server_credentials()
+            for name, listener in self.settings.listeners.items():
+                if listener.tls:
+                    builder.use_tls(name, credentials)
         builder.add_interceptor(lambda listener: Authenticator(listener, self.settings, self.stats))
         if self.active:
             builder.add_interceptor(lambda _listener: AccessControl(self.authorizer, table_path_of))
         return builder
 
     def internal_channel_factory(self) -> ChannelFactory:
-        """Channels to other servers' internal listener, with this server's credentials when it is SASL."""
+        """Channels to other servers' internal listener, with this server's credentials when it is SASL, over TLS
+        when it is TLS."""
         creds = self.settings.internal_credentials
-        return ChannelFactory([SaslPlainCredentials(*creds)] if creds else ())
+        return ChannelFactory([SaslPlainCredentials(*creds)] if creds else (), tls=self.settings.internal_tls)
 
     def start(self, zk) -> None:
         """Loads the ACLs and keeps them in sync (blocking: call it off the event loop)."""

@@ -9,12 +9,20 @@
         username="fluss-server" password="..." user_fluss-server="...";
     authorizer.enabled: true
     super.users: User:admin
+    security.ssl.listeners: CLIENT, INTERNAL                 # served over TLS (any listener; default none)
+    security.ssl.certificate.path: /etc/fluss/server.crt     # PEM chain of this server
+    security.ssl.key.path: /etc/fluss/server.key             # its PEM private key
+    security.ssl.truststore.path: /etc/fluss/ca.crt          # CAs of client certificates and of the other servers
+    security.ssl.client-auth: none                           # or required (mutual TLS)
 
 A listener's users come from its own ``security.sasl.listener.name.<listener>.plain.jaas.config`` (listener name
 in lower case, as Fluss writes it) or else from ``security.sasl.plain.jaas.config``. When the internal listener is
 SASL, its JAAS entry's ``username``/``password`` are the credentials the server uses towards other servers, and
 that user is the *internal principal*: the only one (besides super users) allowed to call the server-to-server
-APIs there. Every mistake is an INVALID_CONFIG_EXCEPTION naming the key, never the value (it may hold passwords).
+APIs there. TLS is orthogonal to the protocol: a TLS listener may be PLAINTEXT (encrypted, anonymous) or SASL
+(SASL/PLAIN over TLS). When the internal listener is TLS, the server calls other servers over TLS, trusting
+``security.ssl.truststore.path`` and showing its own certificate. Every mistake is an INVALID_CONFIG_EXCEPTION
+naming the key, never the value (it may hold passwords).
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.rpc.jaas import JaasConfig, parse_jaas_config
 from fluss.rpc.listeners import Listener
 from fluss.rpc.sasl import SUPPORTED_MECHANISMS
+from fluss.rpc.tls import CLIENT_AUTH_NONE, CLIENT_AUTH_VALUES, ClientTls, ServerTls, read_pem
 
 SECURITY_PROTOCOL_MAP = "security.protocol.map"
 SASL_ENABLED_MECHANISMS = "security.sasl.enabled.mechanisms"
@@ -34,6 +43,11 @@ SASL_LISTENER_JAAS_PREFIX = "security.sasl.listener.name."
 INTERNAL_LISTENER_NAME = "internal.listener.name"
 AUTHORIZER_ENABLED = "authorizer.enabled"
 SUPER_USERS = "super.users"
+SSL_LISTENERS = "security.ssl.listeners"
+SSL_CERTIFICATE = "security.ssl.certificate.path"
+SSL_KEY = "security.ssl.key.path"
+SSL_TRUSTSTORE = "security.ssl.truststore.path"
+SSL_CLIENT_AUTH = "security.ssl.client-auth"
 
 PLAINTEXT = "PLAINTEXT"
 SASL = "SASL"
@@ -50,6 +64,7 @@ class ListenerSecurity:
     name: str
     protocol: str
     users: dict[str, str] = field(default_factory=dict, repr=False)  # SASL/PLAIN: username -> password
+    tls: bool = False
 
     @property
     def sasl(self) -> bool:
@@ -63,6 +78,12 @@ class SecuritySettings:
     internal_credentials: tuple[str, str] | None = field(default=None, repr=False)
     authorizer_enabled: bool = False
     super_users: frozenset[Principal] = frozenset()
+    tls: ServerTls | None = None
+
+    @property
+    def internal_tls(self) -> ClientTls | None:
+        """TLS towards other servers' internal listener (None: it is plaintext)."""
+        return self.tls.as_client() if self.tls is not None and self.listeners[self.internal_listener].tls else None
 
     @property
     def internal_principal(self) -> Principal | None:
@@ -92,12 +113,14 @@ class SecuritySettings:
             else:
                 raise FlussError(f"'{INTERNAL_LISTENER_NAME}' is {internal}, which is not one of the bound "
                                  f"listeners ({', '.join(names)})", ErrorCode.INVALID_CONFIG_EXCEPTION)
+        tls_names = parse_tls_listeners(get(SSL_LISTENERS) or "", names)
+        tls = server_tls(get) if tls_names else None
         out: dict[str, ListenerSecurity] = {}
         credentials = None
         for name in names:
             protocol = protocols.get(name, PLAINTEXT)
             if protocol != SASL:
-                out[name] = ListenerSecurity(name, protocol)
+                out[name] = ListenerSecurity(name, protocol, tls=name in tls_names)
                 continue
             if "PLAIN" not in mechanisms:
                 raise FlussError(f"Listener {name} is SASL but '{SASL_ENABLED_MECHANISMS}' does not enable PLAIN",
@@ -106,7 +129,7 @@ class SecuritySettings:
             if not jaas.users:
                 raise FlussError(f"Listener {name} is SASL but '{key}' declares no user (user_<name>=\"<password>\")",
                                  ErrorCode.INVALID_CONFIG_EXCEPTION)
-            out[name] = ListenerSecurity(name, protocol, jaas.users)
+            out[name] = ListenerSecurity(name, protocol, jaas.users, tls=name in tls_names)
             if name == internal:
                 if not jaas.username or jaas.password is None:
                     raise FlussError(f"The internal listener {name} is SASL: '{key}' must give the server's own "
@@ -121,7 +144,37 @@ class SecuritySettings:
             raise FlussError(f"Invalid value for '{AUTHORIZER_ENABLED}': {enabled!r} (expected true or false)",
                              ErrorCode.INVALID_CONFIG_EXCEPTION)
         supers = frozenset(parse_super_users(get(SUPER_USERS) or ""))
-        return cls(out, internal, credentials, enabled == "true", supers)
+        return cls(out, internal, credentials, enabled == "true", supers, tls)
+
+
+def parse_tls_listeners(text: str, names: list[str]) -> frozenset[str]:
+    out = set()
+    for item in (p.strip().upper() for p in text.split(",")):
+        if not item:
+            continue
+        if item not in names:
+            raise FlussError(f"'{SSL_LISTENERS}' names listener {item}, which is not bound (bind.listeners has "
+                             f"{', '.join(names)})", ErrorCode.INVALID_CONFIG_EXCEPTION)
+        out.add(item)
+    return frozenset(out)
+
+
+def server_tls(get) -> ServerTls:
+    """The server's TLS material (some listener is TLS): certificate and key are required."""
+    for key in (SSL_CERTIFICATE, SSL_KEY):
+        if not get(key):
+            raise FlussError(f"'{SSL_LISTENERS}' serves listeners over TLS but '{key}' is not set",
+                             ErrorCode.INVALID_CONFIG_EXCEPTION)
+    client_auth = str(get(SSL_CLIENT_AUTH) or CLIENT_AUTH_NONE).strip().lower()
+    if client_auth not in CLIENT_AUTH_VALUES:
+        raise FlussError(f"Invalid value for '{SSL_CLIENT_AUTH}': {client_auth!r} (expected "
+                         f"{' or '.join(CLIENT_AUTH_VALUES)})", ErrorCode.INVALID_CONFIG_EXCEPTION)
+    truststore = get(SSL_TRUSTSTORE)
+    if client_auth != CLIENT_AUTH_NONE and not truststore:
+        raise FlussError(f"'{SSL_CLIENT_AUTH}' is {client_auth}: set '{SSL_TRUSTSTORE}' (the CAs that client "
+                         f"certificates must chain to)", ErrorCode.INVALID_CONFIG_EXCEPTION)
+    return ServerTls(read_pem(get(SSL_CERTIFICATE), SSL_CERTIFICATE), read_pem(get(SSL_KEY), SSL_KEY, "PRIVATE KEY"),
+                     read_pem(truststore, SSL_TRUSTSTORE) if truststore else None, client_auth)
 
 
 def parse_protocol_map(text: str, names: list[str]) -> dict[str, str]:
