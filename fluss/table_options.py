@@ -246,6 +246,12 @@ CONNECTOR_OPTIONS = OptionRegistry("connector option", [
     _connector("client.security.sasl.password", _S, None, "SASL/PLAIN password."),
     _connector("client.security.sasl.jaas.config", _S, None, "JAAS form of the credentials: "
                "'...PlainLoginModule required username=\"..\" password=\"..\";'."),
+    _connector("client.security.ssl.enabled", _B, "false", "Connect over TLS (a listener of the servers' "
+               "security.ssl.listeners)."),
+    _connector("client.security.ssl.truststore.path", _S, None, "PEM CA certificates to trust (default: the "
+               "system's / JVM's)."),
+    _connector("client.security.ssl.certificate.path", _S, None, "PEM client certificate chain (mutual TLS)."),
+    _connector("client.security.ssl.key.path", _S, None, "PEM (PKCS#8) private key of the client certificate."),
 ], prefixes=("scan.", "lookup.", "sink.", "client."))
 
 def validate_table_properties(properties: Mapping[str, str], table: str, has_primary_key: bool) -> dict[str, object]:

@@ -1,5 +1,6 @@
-"""The Java connector on a secured cluster: Fluss's client security options in a catalog and in a table's
-``WITH (...)``, a wrong password failing CREATE CATALOG with the server's reason, and ACLs applying to Flink jobs."""
+"""The Java connector on a secured cluster (SASL over TLS): Fluss's client security options in a catalog and in a
+table's ``WITH (...)``, a wrong password and TLS mismatches failing CREATE CATALOG with the reason, and ACLs
+applying to Flink jobs."""
 
 from __future__ import annotations
 
@@ -13,10 +14,16 @@ from fluss import AclBinding, OperationType, Principal, Resource
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
+def _tls(cluster) -> str:
+    return (f"'client.security.ssl.enabled'='true', "
+            f"'client.security.ssl.truststore.path'='{cluster.tls_ca_path}'")
+
+
 def _sasl(cluster, user: str, password: str | None = None) -> str:
+    """SASL/PLAIN over TLS (the secured cluster's CLIENT listener)."""
     return (f"'bootstrap.servers'='{cluster.sasl_bootstrap_servers}', 'client.security.protocol'='SASL', "
             f"'client.security.sasl.mechanism'='PLAIN', 'client.security.sasl.username'='{user}', "
-            f"'client.security.sasl.password'='{password or cluster.sasl_users[user]}'")
+            f"'client.security.sasl.password'='{password or cluster.sasl_users[user]}', {_tls(cluster)}")
 
 
 def _batch_env(connector):
@@ -66,7 +73,7 @@ async def test_a_sasl_catalog_writes_and_reads_and_acls_apply_to_flink_jobs(conn
         t_env.execute_sql(f"""CREATE TEMPORARY TABLE outside (id INT, v STRING) WITH ('connector'='fluss',
             'bootstrap.servers'='{secured_cluster.sasl_bootstrap_servers}', 'database-name'='{db}',
             'table-name'='t', 'client.security.protocol'='SASL',
-            'client.security.sasl.jaas.config'='{jaas.replace("'", "''")}')""").wait()
+            'client.security.sasl.jaas.config'='{jaas.replace("'", "''")}', {_tls(secured_cluster)})""").wait()
         t_env.execute_sql("INSERT INTO outside VALUES (4, 'd')").wait()
         table = await admin_conn.get_table(fluss.TablePath(db, "t"))
         scanner = await table.new_scan().create_record_batch_log_scanner()
@@ -89,6 +96,14 @@ async def test_a_wrong_password_fails_create_catalog_with_the_reason_and_no_pass
     causes = [line for line in text.splitlines() if "Caused by" in line or "invalid username" in line]
     assert causes and not any("not-the-password" in line for line in causes), causes
     with pytest.raises(Exception) as err:
-        t_env.execute_sql(f"CREATE CATALOG plain_on_sasl WITH ('type'='fluss', "
+        t_env.execute_sql(f"CREATE CATALOG plain_on_tls WITH ('type'='fluss', "
+                          f"'bootstrap.servers'='{secured_cluster.sasl_bootstrap_servers}')").wait()
+    assert "a TLS listener?" in str(err.value), str(err.value)[-2000:]
+    with pytest.raises(Exception) as err:
+        t_env.execute_sql(f"CREATE CATALOG tls_on_plain WITH ('type'='fluss', {_tls(secured_cluster)}, "
+                          f"'bootstrap.servers'='{secured_cluster.bootstrap_servers}')").wait()
+    assert "does not speak TLS" in str(err.value), str(err.value)[-2000:]
+    with pytest.raises(Exception) as err:
+        t_env.execute_sql(f"CREATE CATALOG anonymous_on_sasl WITH ('type'='fluss', {_tls(secured_cluster)}, "
                           f"'bootstrap.servers'='{secured_cluster.sasl_bootstrap_servers}')").wait()
     assert "requires SASL authentication" in str(err.value)

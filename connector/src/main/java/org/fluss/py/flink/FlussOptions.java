@@ -38,6 +38,19 @@ public final class FlussOptions {
             ConfigOptions.key("client.security.sasl.jaas.config").stringType().noDefaultValue()
                     .withDescription("JAAS form of the credentials: '...PlainLoginModule required username=\"..\" "
                             + "password=\"..\";'.");
+    public static final ConfigOption<Boolean> CLIENT_SECURITY_SSL_ENABLED =
+            ConfigOptions.key("client.security.ssl.enabled").booleanType().defaultValue(false)
+                    .withDescription("Connect over TLS (the listener must be one of the servers' "
+                            + "security.ssl.listeners).");
+    public static final ConfigOption<String> CLIENT_SECURITY_SSL_TRUSTSTORE_PATH =
+            ConfigOptions.key("client.security.ssl.truststore.path").stringType().noDefaultValue()
+                    .withDescription("PEM file of the CA certificates to trust (default: the JVM's).");
+    public static final ConfigOption<String> CLIENT_SECURITY_SSL_CERTIFICATE_PATH =
+            ConfigOptions.key("client.security.ssl.certificate.path").stringType().noDefaultValue()
+                    .withDescription("PEM client certificate chain, for listeners that require one.");
+    public static final ConfigOption<String> CLIENT_SECURITY_SSL_KEY_PATH =
+            ConfigOptions.key("client.security.ssl.key.path").stringType().noDefaultValue()
+                    .withDescription("PEM (PKCS#8) private key of the client certificate.");
 
     public static final ConfigOption<String> DEFAULT_DATABASE = ConfigOptions.key("default-database")
             .stringType().defaultValue("fluss").withDescription("Default database of the catalog.");

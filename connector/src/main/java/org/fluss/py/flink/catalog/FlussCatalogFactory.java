@@ -27,7 +27,9 @@ public class FlussCatalogFactory implements CatalogFactory {
         return Set.of(FlussOptions.DEFAULT_DATABASE, FlussOptions.CLIENT_CONNECT_TIMEOUT,
                 FlussOptions.CLIENT_SECURITY_PROTOCOL, FlussOptions.CLIENT_SECURITY_SASL_MECHANISM,
                 FlussOptions.CLIENT_SECURITY_SASL_USERNAME, FlussOptions.CLIENT_SECURITY_SASL_PASSWORD,
-                FlussOptions.CLIENT_SECURITY_SASL_JAAS_CONFIG);
+                FlussOptions.CLIENT_SECURITY_SASL_JAAS_CONFIG,
+                FlussOptions.CLIENT_SECURITY_SSL_ENABLED, FlussOptions.CLIENT_SECURITY_SSL_TRUSTSTORE_PATH,
+                FlussOptions.CLIENT_SECURITY_SSL_CERTIFICATE_PATH, FlussOptions.CLIENT_SECURITY_SSL_KEY_PATH);
     }
 
     @Override

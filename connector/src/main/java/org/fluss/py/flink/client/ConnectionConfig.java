@@ -2,16 +2,23 @@ package org.fluss.py.flink.client;
 
 import io.grpc.CallOptions;
 import io.grpc.Channel;
+import io.grpc.ChannelCredentials;
 import io.grpc.ClientCall;
 import io.grpc.ClientInterceptor;
 import io.grpc.ForwardingClientCall;
+import io.grpc.InsecureChannelCredentials;
 import io.grpc.Metadata;
 import io.grpc.MethodDescriptor;
+import io.grpc.TlsChannelCredentials;
 
 import org.apache.flink.configuration.ReadableConfig;
 import org.fluss.py.flink.FlussOptions;
 
+import java.io.File;
+import java.io.IOException;
 import java.io.Serializable;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.List;
@@ -26,7 +33,10 @@ import java.util.regex.Pattern;
  * {@code client.security.sasl.username} / {@code .password}, or the JAAS form
  * {@code client.security.sasl.jaas.config}). Serializable, so sources, sinks and lookups carry it to the task
  * managers. With SASL every call carries the PLAIN token in the request metadata, as the Python client does
- * ({@code fluss/rpc/sasl.py}). {@link #toString()} never shows the password.
+ * ({@code fluss/rpc/sasl.py}). With {@code client.security.ssl.enabled} the channels are TLS channels (gRPC's TLS),
+ * trusting the CAs of {@code client.security.ssl.truststore.path} (default: the JVM's) and showing the client
+ * certificate of {@code client.security.ssl.certificate.path} / {@code .key.path} when given; the files must exist
+ * where the job runs (every task manager). {@link #toString()} never shows the password.
  */
 public final class ConnectionConfig implements Serializable {
     private static final long serialVersionUID = 1L;
@@ -38,16 +48,23 @@ public final class ConnectionConfig implements Serializable {
     private final String bootstrapServers;
     private final String username; // null: PLAINTEXT
     private final String password;
+    private final Tls tls; // null: no TLS
 
-    private ConnectionConfig(String bootstrapServers, String username, String password) {
+    /** TLS files (PEM paths; null: not given). */
+    public record Tls(String truststorePath, String certificatePath, String keyPath) implements Serializable {
+        private static final long serialVersionUID = 1L;
+    }
+
+    private ConnectionConfig(String bootstrapServers, String username, String password, Tls tls) {
         this.bootstrapServers = bootstrapServers;
         this.username = username;
         this.password = password;
+        this.tls = tls;
     }
 
     /** A plaintext (unauthenticated) connection. */
     public static ConnectionConfig plaintext(String bootstrapServers) {
-        return new ConnectionConfig(bootstrapServers, null, null);
+        return new ConnectionConfig(bootstrapServers, null, null, null);
     }
 
     /** SASL/PLAIN as {@code username}. */
@@ -55,7 +72,44 @@ public final class ConnectionConfig implements Serializable {
         if (username == null || username.isEmpty() || password == null) {
             throw new IllegalArgumentException("SASL needs a username and a password");
         }
-        return new ConnectionConfig(bootstrapServers, username, password);
+        return new ConnectionConfig(bootstrapServers, username, password, null);
+    }
+
+    /** The same connection over TLS with these files ({@code tls} null: without TLS). */
+    public ConnectionConfig withTls(Tls tls) {
+        return new ConnectionConfig(bootstrapServers, username, password, tls);
+    }
+
+    public boolean isTls() {
+        return tls != null;
+    }
+
+    /** The TLS settings of {@code options} (null when {@code client.security.ssl.enabled} is false). */
+    static Tls tlsFrom(ReadableConfig options) {
+        if (!options.get(FlussOptions.CLIENT_SECURITY_SSL_ENABLED)) {
+            return null;
+        }
+        String trust = readable(options, FlussOptions.CLIENT_SECURITY_SSL_TRUSTSTORE_PATH.key(),
+                options.getOptional(FlussOptions.CLIENT_SECURITY_SSL_TRUSTSTORE_PATH).orElse(null));
+        String cert = readable(options, FlussOptions.CLIENT_SECURITY_SSL_CERTIFICATE_PATH.key(),
+                options.getOptional(FlussOptions.CLIENT_SECURITY_SSL_CERTIFICATE_PATH).orElse(null));
+        String key = readable(options, FlussOptions.CLIENT_SECURITY_SSL_KEY_PATH.key(),
+                options.getOptional(FlussOptions.CLIENT_SECURITY_SSL_KEY_PATH).orElse(null));
+        if ((cert == null) != (key == null)) {
+            throw new IllegalArgumentException("Set both 'client.security.ssl.certificate.path' and "
+                    + "'client.security.ssl.key.path' (a client certificate needs its key), or neither");
+        }
+        return new Tls(trust, cert, key);
+    }
+
+    private static String readable(ReadableConfig options, String key, String path) {
+        if (path == null || path.isBlank()) {
+            return null;
+        }
+        if (!Files.isReadable(Path.of(path.trim()))) {
+            throw new IllegalArgumentException("'" + key + "' names " + path + ", which cannot be read");
+        }
+        return path.trim();
     }
 
     /**
@@ -64,12 +118,14 @@ public final class ConnectionConfig implements Serializable {
      */
     public static ConnectionConfig from(String bootstrapServers, ReadableConfig options, ConnectionConfig fallback) {
         boolean own = options.getOptional(FlussOptions.CLIENT_SECURITY_PROTOCOL).isPresent();
+        boolean ownTls = options.getOptional(FlussOptions.CLIENT_SECURITY_SSL_ENABLED).isPresent();
+        Tls tls = ownTls || fallback == null ? tlsFrom(options) : fallback.tls;
         if (!own && fallback != null) {
-            return new ConnectionConfig(bootstrapServers, fallback.username, fallback.password);
+            return new ConnectionConfig(bootstrapServers, fallback.username, fallback.password, tls);
         }
         String protocol = options.get(FlussOptions.CLIENT_SECURITY_PROTOCOL).trim().toUpperCase(Locale.ROOT);
         if (protocol.equals("PLAINTEXT")) {
-            return plaintext(bootstrapServers);
+            return plaintext(bootstrapServers).withTls(tls);
         }
         if (!protocol.equals("SASL")) {
             throw new IllegalArgumentException("Unsupported 'client.security.protocol' " + protocol
@@ -99,7 +155,7 @@ public final class ConnectionConfig implements Serializable {
                     + "'client.security.sasl.username' and 'client.security.sasl.password' (or "
                     + "'client.security.sasl.jaas.config')");
         }
-        return new ConnectionConfig(bootstrapServers, user, pass);
+        return new ConnectionConfig(bootstrapServers, user, pass, tls);
     }
 
     public String bootstrapServers() {
@@ -112,7 +168,27 @@ public final class ConnectionConfig implements Serializable {
 
     /** The same security towards other bootstrap servers. */
     public ConnectionConfig withBootstrapServers(String servers) {
-        return new ConnectionConfig(servers, username, password);
+        return new ConnectionConfig(servers, username, password, tls);
+    }
+
+    /** How channels connect: TLS with the configured files, or plaintext. */
+    ChannelCredentials channelCredentials() {
+        if (tls == null) {
+            return InsecureChannelCredentials.create();
+        }
+        TlsChannelCredentials.Builder builder = TlsChannelCredentials.newBuilder();
+        try {
+            if (tls.truststorePath() != null) {
+                builder.trustManager(new File(tls.truststorePath()));
+            }
+            if (tls.certificatePath() != null) {
+                builder.keyManager(new File(tls.certificatePath()), new File(tls.keyPath()));
+            }
+        } catch (IOException | RuntimeException e) {
+            throw new IllegalArgumentException("Cannot use the TLS files of 'client.security.ssl.*' ("
+                    + e.getMessage() + ")", e);
+        }
+        return builder.build();
     }
 
     /** RFC 4616: base64 of {@code NUL username NUL password} (no authorization id). */
@@ -154,7 +230,8 @@ public final class ConnectionConfig implements Serializable {
     @Override
     public boolean equals(Object o) {
         return o instanceof ConnectionConfig c && Objects.equals(bootstrapServers, c.bootstrapServers)
-                && Objects.equals(username, c.username) && Objects.equals(password, c.password);
+                && Objects.equals(username, c.username) && Objects.equals(password, c.password)
+                && Objects.equals(tls, c.tls);
     }
 
     @Override
@@ -164,6 +241,7 @@ public final class ConnectionConfig implements Serializable {
 
     @Override
     public String toString() {
-        return bootstrapServers + (username == null ? " (PLAINTEXT)" : " (SASL/PLAIN as " + username + ")");
+        return bootstrapServers + (username == null ? " (PLAINTEXT" : " (SASL/PLAIN as " + username)
+                + (tls == null ? ")" : ", TLS)");
     }
 }

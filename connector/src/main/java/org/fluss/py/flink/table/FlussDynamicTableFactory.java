@@ -69,7 +69,9 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
                 LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_ACCESS, LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_WRITE,
                 LookupOptions.PARTIAL_CACHE_CACHE_MISSING_KEY, FlussOptions.CLIENT_SECURITY_PROTOCOL,
                 FlussOptions.CLIENT_SECURITY_SASL_MECHANISM, FlussOptions.CLIENT_SECURITY_SASL_USERNAME,
-                FlussOptions.CLIENT_SECURITY_SASL_PASSWORD, FlussOptions.CLIENT_SECURITY_SASL_JAAS_CONFIG);
+                FlussOptions.CLIENT_SECURITY_SASL_PASSWORD, FlussOptions.CLIENT_SECURITY_SASL_JAAS_CONFIG,
+                FlussOptions.CLIENT_SECURITY_SSL_ENABLED, FlussOptions.CLIENT_SECURITY_SSL_TRUSTSTORE_PATH,
+                FlussOptions.CLIENT_SECURITY_SSL_CERTIFICATE_PATH, FlussOptions.CLIENT_SECURITY_SSL_KEY_PATH);
     }
 
     /** Whether a table is the {@code t$changelog} virtual table of {@code t}. */

@@ -8,6 +8,9 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import org.apache.flink.configuration.Configuration;
 import org.junit.jupiter.api.Test;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.Base64;
 import java.util.Map;
 
@@ -54,6 +57,28 @@ class ConnectionConfigTest {
                 "client.security.sasl.mechanism", "GSSAPI", "client.security.sasl.username", "a",
                 "client.security.sasl.password", "b"), null));
         assertTrue(e.getMessage().contains("client.security.sasl.mechanism"), e.getMessage());
+    }
+
+    @Test
+    void tlsSettingsTravelWithTheConnectionAndFilesAreChecked(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws IOException {
+        Path ca = Files.writeString(dir.resolve("ca.crt"), "-----BEGIN CERTIFICATE-----\n");
+        assertFalse(from(Map.of(), null).isTls());
+        ConnectionConfig c = from(Map.of("client.security.protocol", "SASL", "client.security.sasl.username", "a",
+                "client.security.sasl.password", "b", "client.security.ssl.enabled", "true",
+                "client.security.ssl.truststore.path", ca.toString()), null);
+        assertTrue(c.isTls() && c.isSasl());
+        assertTrue(c.toString().contains("TLS"), c.toString());
+        // a table without its own settings inherits the catalog's TLS too
+        assertTrue(from(Map.of(), c).isTls());
+        assertFalse(from(Map.of("client.security.ssl.enabled", "false"), c).isTls());
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> from(Map.of(
+                "client.security.ssl.enabled", "true", "client.security.ssl.truststore.path",
+                dir.resolve("missing.crt").toString()), null));
+        assertTrue(e.getMessage().contains("client.security.ssl.truststore.path"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> from(Map.of("client.security.ssl.enabled", "true",
+                "client.security.ssl.certificate.path", ca.toString()), null));
+        assertTrue(e.getMessage().contains("client.security.ssl.key.path"), e.getMessage());
     }
 
     @Test
