@@ -4,10 +4,12 @@
 - ``security.*.off``: a cluster with no security at all (one plaintext listener);
 - ``security.*.sasl_acl``: a cluster with SASL/PLAIN on the client listener and the ACL authorizer on, the
   client authenticated as a user who holds ALL on the database (not a super user, so every request is
-  authenticated and authorized the full way).
+  authenticated and authorized the full way);
+- ``security.*.sasl_tls_acl``: the same with the client listener (and the internal one) also served over TLS
+  (``LocalCluster(tls=True)``, gRPC's TLS, ECDSA P-256 certificates of a throw-away CA).
 
-Each cluster has one tablet server (small on a shared 2-core machine); the ratio of the two is the figure that
-matters. TLS is not implemented yet (see docs/security.md), so there is no TLS column.
+Each cluster has one tablet server (small on a shared 2-core machine); the ratios to ``off`` are the figures that
+matter.
 """
 
 from __future__ import annotations
@@ -71,15 +73,16 @@ async def _run(profile: Profile) -> list[Measurement]:
     out: list[Measurement] = []
     with LocalCluster(tablet_servers=1) as plain:
         out += await _measure({"bootstrap.servers": plain.bootstrap_servers}, "off", profile, server_pids(plain))
-    with LocalCluster(tablet_servers=1, sasl_users=USERS, super_users=["admin"]) as secured:
-        admin = await fluss.FlussConnection.create(fluss.Config(secured.sasl_config("admin")))
-        try:
-            path = await _table(admin)
-            await admin.get_admin().create_acls([fluss.AclBinding(
-                fluss.Resource.database("bench"), fluss.Principal.user("bench"), fluss.OperationType.ALL)])
-        finally:
-            await _close(admin)
-        out += await _measure(secured.sasl_config("bench"), "sasl_acl", profile, server_pids(secured), path)
+    for suffix, tls in (("sasl_acl", False), ("sasl_tls_acl", True)):
+        with LocalCluster(tablet_servers=1, sasl_users=USERS, super_users=["admin"], tls=tls) as secured:
+            admin = await fluss.FlussConnection.create(fluss.Config(secured.sasl_config("admin")))
+            try:
+                path = await _table(admin)
+                await admin.get_admin().create_acls([fluss.AclBinding(
+                    fluss.Resource.database("bench"), fluss.Principal.user("bench"), fluss.OperationType.ALL)])
+            finally:
+                await _close(admin)
+            out += await _measure(secured.sasl_config("bench"), suffix, profile, server_pids(secured), path)
     return out
 
 
