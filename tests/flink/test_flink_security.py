@@ -1,6 +1,6 @@
 """The Java connector on a secured cluster (SASL over TLS): Fluss's client security options in a catalog and in a
-table's ``WITH (...)``, a wrong password and TLS mismatches failing CREATE CATALOG with the reason, and ACLs
-applying to Flink jobs."""
+table's ``WITH (...)``, Fluss's ACL procedures (``CALL cat.sys.add_acl / list_acl / drop_acl``), a wrong password
+and TLS mismatches failing CREATE CATALOG with the reason, and ACLs applying to Flink jobs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import uuid
 import pytest
 
 import fluss
-from fluss import AclBinding, OperationType, Principal, Resource
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -59,8 +58,26 @@ async def test_a_sasl_catalog_writes_and_reads_and_acls_apply_to_flink_jobs(conn
     assert f"Object '{db}' not found within 'sec_alice'" in str(err.value), str(err.value)[-2000:]
     admin_conn = await fluss.FlussConnection.create(fluss.Config(secured_cluster.sasl_config("admin")))
     try:
-        await admin_conn.get_admin().create_acls(
-            [AclBinding(Resource.database(db), Principal.user("alice"), OperationType.READ)])
+        # Fluss's ACL procedures, by name and by position; alice may not grant herself anything
+        granted = _rows(t_env.execute_sql(
+            f"CALL sec_admin.sys.add_acl(resource => 'cluster.{db}', permission => 'ALLOW', "
+            f"principal => 'User:alice', operation => 'READ')"))
+        assert granted == [(f'resource="cluster.{db}";permission="ALLOW";principal="User:alice";operation="READ";'
+                            f'host="*"',)]
+        t_env.execute_sql(f"CALL sec_admin.sys.add_acl('cluster.{db}.t', 'ALLOW', 'User:bob', 'WRITE', '*')").wait()
+        listed = _rows(t_env.execute_sql("CALL sec_admin.sys.list_acl(resource => 'ANY', principal => 'User:bob')"))
+        assert listed == [(f'resource="cluster.{db}.t";permission="ALLOW";principal="User:bob";operation="WRITE";'
+                           f'host="*"',)]
+        dropped = _rows(t_env.execute_sql(f"CALL sec_admin.sys.drop_acl('cluster.{db}.t', 'ANY', 'User:bob', "
+                                          f"'ANY', 'ANY')"))
+        assert len(dropped) == 1 and 'principal="User:bob"' in dropped[0][0]
+        assert _rows(t_env.execute_sql("CALL sec_admin.sys.list_acl('ANY', 'ANY', 'User:bob', 'ANY', 'ANY')")) == []
+        with pytest.raises(Exception) as err:
+            t_env.execute_sql(f"CALL sec_alice.sys.add_acl('cluster.{db}', 'ALLOW', 'User:alice', 'ALL', '*')").wait()
+        assert "AUTHORIZATION_EXCEPTION" in str(err.value) or "permission" in str(err.value), str(err.value)[-2000:]
+        with pytest.raises(Exception) as err:
+            t_env.execute_sql(f"CALL sec_admin.sys.add_acl('cluster.{db}', 'ALLOW', 'User:alice', 'FLY', '*')").wait()
+        assert "FLY" in str(err.value), str(err.value)[-2000:]
         assert _rows(t_env.execute_sql(f"SELECT * FROM sec_alice.{db}.t")) == [(1, "a"), (2, "b")]
         # READ does not allow writing
         with pytest.raises(Exception) as err:

@@ -149,6 +149,41 @@ public class FlussCatalog extends AbstractCatalog {
         }
     }
 
+    /** A coordinator call whose answer's error, if any, becomes a CatalogException with the server's message. */
+    private <R extends com.google.protobuf.Message> R checkedAdmin(
+            java.util.function.Function<org.fluss.py.rpc.AdminServiceGrpc.AdminServiceBlockingStub, R> call,
+            String what) {
+        try {
+            return FlussClient.checkResponse(client().adminCall(call, what), what);
+        } catch (FlussRpcException e) {
+            throw new CatalogException(e.getMessage(), e);
+        }
+    }
+
+    // ------------------------------------------------------------------ procedures (CALL cat.sys.add_acl(...))
+
+    @Override
+    public List<String> listProcedures(String database) throws DatabaseNotExistException, CatalogException {
+        if (!org.fluss.py.flink.procedures.AclProcedures.SYSTEM_DATABASE.equals(database)) {
+            return List.of();
+        }
+        return org.fluss.py.flink.procedures.AclProcedures.all(this::checkedAdmin).keySet().stream().sorted()
+                .toList();
+    }
+
+    @Override
+    public org.apache.flink.table.procedures.Procedure getProcedure(ObjectPath p)
+            throws org.apache.flink.table.catalog.exceptions.ProcedureNotExistException, CatalogException {
+        org.apache.flink.table.procedures.Procedure procedure =
+                org.fluss.py.flink.procedures.AclProcedures.SYSTEM_DATABASE.equals(p.getDatabaseName())
+                        ? org.fluss.py.flink.procedures.AclProcedures.all(this::checkedAdmin).get(p.getObjectName())
+                        : null;
+        if (procedure == null) {
+            throw new org.apache.flink.table.catalog.exceptions.ProcedureNotExistException(getName(), p);
+        }
+        return procedure;
+    }
+
     // ------------------------------------------------------------------ databases
 
     @Override
