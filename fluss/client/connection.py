@@ -10,7 +10,6 @@ from fluss.client.cluster_client import ClusterClient
 from fluss.client.config import Config
 from fluss.client.io_thread import IoThread
 from fluss.client.metrics import ClientMetrics
-from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TablePath
 from fluss.rpc.addresses import parse_addresses
 from fluss.rpc.gen import fluss_api_pb2 as pb
