@@ -23,6 +23,7 @@ from bench import (
     fluss_log,
     fluss_metrics,
     fluss_recovery,
+    fluss_security,
     gateway,
     kafka_peer,
     kafka_rf3,
@@ -36,8 +37,8 @@ from bench.data import LOGICAL_ROW_BYTES, PROJECTED, SCHEMA, arrow_bytes_per_row
 from bench.model import FAILED, Measurement, Profile
 from bench.setup import KAFKA_LIB
 
-FAMILIES = ("raw", "fluss", "gateway", "recovery", "tiering", "flink", "metrics", "redis", "kafka", "kafka3",
-            "upstream")
+FAMILIES = ("raw", "fluss", "security", "gateway", "recovery", "tiering", "flink", "metrics", "redis", "kafka",
+            "kafka3", "upstream")
 
 
 def machine() -> dict:
@@ -78,6 +79,7 @@ def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
     steps: list[tuple[str, Callable[[], list[Measurement]], str, tuple[str, ...]]] = [
         ("raw", lambda: raw.run(profile), "raw", ("*",)),
         ("fluss", lambda: fluss_log.run(profile), "fluss", ("log", "kv.upsert", "kv.lookup")),
+        ("security", lambda: fluss_security.run(profile), "fluss", ("security",)),
         ("gateway", lambda: gateway.run(profile), "fluss", ("gateway",)),
         ("recovery", lambda: fluss_recovery.run(profile) + fluss_failover.run(profile), "fluss",
          ("kv.recovery", "log.failover")),

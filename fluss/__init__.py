@@ -2,6 +2,15 @@
 Python client (``import fluss``): the same classes, methods, arguments and sync/async shapes as its type stub
 (``docs/python-api-parity.md`` lists each one and what this client adds)."""
 
+from fluss.acl import (
+    AclBinding,
+    AclBindingFilter,
+    OperationType,
+    PermissionType,
+    Principal,
+    Resource,
+    ResourceType,
+)
 from fluss.client.admin import FlussAdmin
 from fluss.client.batch_scanner import BatchScanner
 from fluss.client.config import Config
@@ -38,4 +47,5 @@ __all__ = [
     "OffsetSpec", "PartitionInfo", "PrefixLookuper", "RecordBatch", "ScanRecord", "ScanRecords", "Schema",
     "ServerNode", "TableAppend", "TableBucket", "TableChange", "TableDescriptor", "TableInfo", "TableLookup",
     "TablePath", "TablePrefixLookup", "TableScan", "TableStats", "TableUpsert", "UpsertWriter", "WriteResultHandle",
+    "AclBinding", "AclBindingFilter", "OperationType", "PermissionType", "Principal", "Resource", "ResourceType",
 ]

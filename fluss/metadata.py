@@ -404,26 +404,37 @@ class TableStats:
 
 class ServerNode:
     """A server of the cluster: ``CoordinatorServer`` or ``TabletServer``; ``metrics_port`` is its Prometheus
-    endpoint on ``host`` (0: it exports no metrics; this client's addition)."""
+    endpoint on ``host`` (0: it exports no metrics; this client's addition). On the servers, ``endpoints`` holds every
+    advertised listener (name -> host:port) so a client gets the one it came through (:meth:`for_listener`)."""
 
-    __slots__ = ("_id", "_host", "_port", "_type", "_metrics_port")
+    __slots__ = ("_id", "_host", "_port", "_type", "_metrics_port", "_endpoints")
 
     def __init__(self, id: int, host: str, port: int, server_type: str,  # noqa: A002 - the official name
-                 metrics_port: int = 0) -> None:
+                 metrics_port: int = 0, endpoints: tuple[tuple[str, str], ...] = ()) -> None:
         self._id = id
         self._host = host
         self._port = port
         self._type = server_type
         self._metrics_port = metrics_port
+        self._endpoints = tuple(endpoints)
 
     id = property(lambda self: self._id)
     host = property(lambda self: self._host)
     port = property(lambda self: self._port)
     server_type = property(lambda self: self._type)
     metrics_port = property(lambda self: self._metrics_port)
+    endpoints = property(lambda self: self._endpoints)
 
     def with_metrics_port(self, metrics_port: int) -> ServerNode:
-        return ServerNode(self._id, self._host, self._port, self._type, metrics_port)
+        return ServerNode(self._id, self._host, self._port, self._type, metrics_port, self._endpoints)
+
+    def for_listener(self, listener: str | None) -> ServerNode:
+        """This node at its ``listener`` address (itself when it has no such listener)."""
+        for name, address in self._endpoints:
+            if name == listener:
+                host, _, port = address.rpartition(":")
+                return ServerNode(self._id, host, int(port), self._type, self._metrics_port, self._endpoints)
+        return self
 
     @property
     def uid(self) -> str:

@@ -240,7 +240,18 @@ CONNECTOR_OPTIONS = OptionRegistry("connector option", [
                "before failing."),
     _connector("client.request-timeout", _DUR, "30s", "Time a request, with its retries, may take.", False),
     _connector("client.metrics.enabled", _B, "false", "Collect client metrics.", False),
-    _connector("client.security.protocol", _S, "PLAINTEXT", "PLAINTEXT or SASL.", False),
+    _connector("client.security.protocol", _S, "PLAINTEXT", "PLAINTEXT or SASL."),
+    _connector("client.security.sasl.mechanism", _S, "PLAIN", "The SASL mechanism (PLAIN)."),
+    _connector("client.security.sasl.username", _S, None, "SASL/PLAIN username."),
+    _connector("client.security.sasl.password", _S, None, "SASL/PLAIN password."),
+    _connector("client.security.sasl.jaas.config", _S, None, "JAAS form of the credentials: "
+               "'...PlainLoginModule required username=\"..\" password=\"..\";'."),
+    _connector("client.security.ssl.enabled", _B, "false", "Connect over TLS (a listener of the servers' "
+               "security.ssl.listeners)."),
+    _connector("client.security.ssl.truststore.path", _S, None, "PEM CA certificates to trust (default: the "
+               "system's / JVM's)."),
+    _connector("client.security.ssl.certificate.path", _S, None, "PEM client certificate chain (mutual TLS)."),
+    _connector("client.security.ssl.key.path", _S, None, "PEM (PKCS#8) private key of the client certificate."),
 ], prefixes=("scan.", "lookup.", "sink.", "client."))
 
 def validate_table_properties(properties: Mapping[str, str], table: str, has_primary_key: bool) -> dict[str, object]:

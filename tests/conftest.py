@@ -25,6 +25,19 @@ def cluster():
         yield c
 
 
+#: Users of the secured cluster's SASL listener (``admin`` is a super user).
+SECURED_USERS = {"admin": "admin-secret", "alice": "alice-secret", "bob": "bob-secret"}
+
+
+@pytest.fixture(scope="session")
+def secured_cluster():
+    """A small secured cluster, started when a test first asks for it: a coordinator and two tablet servers, each
+    with a plaintext, a SASL-over-TLS and an internal SASL-over-TLS listener; ACLs on, ``admin`` a super user."""
+    with LocalCluster(tablet_servers=2, sasl_users=SECURED_USERS, super_users=["admin"], tls=True,
+                      server_config={"default.replication.factor": "2"}) as c:
+        yield c
+
+
 @pytest_asyncio.fixture(loop_scope="session")
 async def conn(cluster):
     connection = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": cluster.bootstrap_servers}))

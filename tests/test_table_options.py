@@ -121,9 +121,9 @@ def test_committed_registry_json_matches_the_registries():
 
 def test_server_config_warns_on_unknown_keys_and_refuses_invalid_values():
     base = {"zookeeper.address": "127.0.0.1:2181", "bind.listeners": "FLUSS://127.0.0.1:9123"}
-    warnings = ServerConfig({**base, "log.segment.file-sise": "1gb", "authorizer.enabled": "true"}).check()
+    warnings = ServerConfig({**base, "log.segment.file-sise": "1gb", "remote.log.task-interval-duration": "1min"}).check()
     assert any("'log.segment.file-sise'" in w and "'log.segment.file-size'" in w for w in warnings)
-    assert any("'authorizer.enabled'" in w and "not supported yet" in w for w in warnings)
+    assert any("'remote.log.task-interval-duration'" in w and "not supported yet" in w for w in warnings)
     for key, value in (("default.replication.factor", "three"), ("kv.snapshot.interval", "often"),
                        ("log.replica.min-in-sync-replicas-number", "0"), ("bind.listeners", "127.0.0.1")):
         with pytest.raises(FlussError) as e:

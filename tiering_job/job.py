@@ -44,12 +44,13 @@ DEFAULT_PARALLELISM = 2
 class _FlussSession:
     """A Fluss connection and an event loop owned by one Python worker (functions run synchronously)."""
 
-    def __init__(self, bootstrap: str) -> None:
+    def __init__(self, bootstrap: str | dict[str, str]) -> None:
+        """``bootstrap``: the bootstrap servers, or the client properties (with credentials on a secured cluster)."""
         import fluss
 
+        props = {"bootstrap.servers": bootstrap} if isinstance(bootstrap, str) else dict(bootstrap)
         self.loop = asyncio.new_event_loop()
-        self.conn = self.loop.run_until_complete(
-            fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": bootstrap})))
+        self.conn = self.loop.run_until_complete(fluss.FlussConnection.create(fluss.Config(props)))
 
     def run(self, coro):
         return self.loop.run_until_complete(coro)
@@ -70,7 +71,7 @@ def _function_base():
 class TierTable(_function_base()):
     """One tiering round per incoming task ``{"table_id": ...}``; emits the result (with the snapshot to report)."""
 
-    def __init__(self, bootstrap: str, warehouse: str | None) -> None:
+    def __init__(self, bootstrap: str | dict[str, str], warehouse: str | None) -> None:
         self.bootstrap = bootstrap
         self.warehouse = warehouse
         self.session: _FlussSession | None = None
@@ -95,7 +96,7 @@ class TierTable(_function_base()):
 class ReportLakeSnapshot(_function_base()):
     """The committer: reports each new lake snapshot to the coordinator (CommitLakeTableSnapshot)."""
 
-    def __init__(self, bootstrap: str) -> None:
+    def __init__(self, bootstrap: str | dict[str, str]) -> None:
         self.bootstrap = bootstrap
         self.session: _FlussSession | None = None
 
@@ -126,7 +127,7 @@ class ReportLakeSnapshot(_function_base()):
 class ScheduleDueTables(_function_base()):
     """Continuous mode: on each clock tick, emit a task for every lake table that is due."""
 
-    def __init__(self, bootstrap: str, interval_s: float) -> None:
+    def __init__(self, bootstrap: str | dict[str, str], interval_s: float) -> None:
         self.bootstrap = bootstrap
         self.interval_s = interval_s
         self.session: _FlussSession | None = None
@@ -218,7 +219,7 @@ def build_environment(parallelism: int, streaming: bool):
     return env
 
 
-def run_once(bootstrap: str, warehouse: str | None, parallelism: int) -> list[dict]:
+def run_once(bootstrap: str | dict[str, str], warehouse: str | None, parallelism: int) -> list[dict]:
     """Tiers every lake-enabled table once in one bounded PyFlink job; returns the per-table results."""
     from pyflink.common import Types
 
@@ -240,7 +241,7 @@ def run_once(bootstrap: str, warehouse: str | None, parallelism: int) -> list[di
         return [json.loads(r) for r in it]
 
 
-def run_continuous(bootstrap: str, warehouse: str | None, parallelism: int, interval_s: float) -> None:
+def run_continuous(bootstrap: str | dict[str, str], warehouse: str | None, parallelism: int, interval_s: float) -> None:
     """Tiers due tables forever (a streaming PyFlink job clocked by a number-sequence source)."""
     from pyflink.common import Types, WatermarkStrategy
     from pyflink.datastream.connectors.number_seq import NumberSequenceSource
@@ -278,7 +279,9 @@ def parse_duration_s(text: str) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tiering_job", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bootstrap-servers", required=True, help="Fluss bootstrap servers, HOST:PORT[,...]")
+    from fluss.cli.common import add_bootstrap, client_properties
+
+    add_bootstrap(parser)  # --bootstrap-servers, --username/--password, --client-config
     parser.add_argument("--once", action="store_true", help="tier every lake table once and exit")
     parser.add_argument("--interval", default="5s", help="continuous mode: how often to look for due tables [5s]")
     parser.add_argument("--parallelism", type=int, default=DEFAULT_PARALLELISM,
@@ -294,12 +297,13 @@ def main(argv: list[str] | None = None) -> int:
     for name in NOISY_LOGGERS:  # e.g. Apache Beam's BigQuery INFO lines at import
         logging.getLogger(name).setLevel(logging.WARNING)
     quiet_jvm_logging()
+    client = client_properties(args)
     if args.once:
-        results = run_once(args.bootstrap_servers, args.warehouse, args.parallelism)
+        results = run_once(client, args.warehouse, args.parallelism)
         for r in results:
             print(json.dumps(r), flush=True)
         return 1 if any("error" in r for r in results) else 0
-    run_continuous(args.bootstrap_servers, args.warehouse, args.parallelism, parse_duration_s(args.interval))
+    run_continuous(client, args.warehouse, args.parallelism, parse_duration_s(args.interval))
     return 0
 
 

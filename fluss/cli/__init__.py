@@ -19,7 +19,7 @@ import argparse
 import asyncio
 import sys
 
-from fluss.cli.common import HelpFormatter, add_bootstrap, parse_overrides, quiet_logging
+from fluss.cli.common import HelpFormatter, add_bootstrap, client_properties, parse_overrides, quiet_logging
 from fluss.errors import FlussError
 
 __all__ = ["main"]
@@ -56,7 +56,10 @@ def _run_server(args: argparse.Namespace) -> int:
 def _run_sql(args: argparse.Namespace) -> int:
     from fluss.flink.sql import main as sql_main
 
-    return sql_main(args.bootstrap_servers, args.file, args.mode, parse_overrides(args.define), verbose=args.verbose)
+    props = client_properties(args)
+    bootstrap = props.pop("bootstrap.servers", args.bootstrap_servers)
+    return sql_main(bootstrap, args.file, args.mode, parse_overrides(args.define), verbose=args.verbose,
+                    client_options=props)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -26,7 +26,7 @@ import json
 import sys
 from typing import Any
 
-from fluss.cli.common import HelpFormatter, add_bootstrap, progress, run_client, table_path
+from fluss.cli.common import HelpFormatter, add_bootstrap, client_properties, progress, run_client, table_path
 
 FORMATS = ("table", "json", "csv")
 
@@ -97,7 +97,7 @@ def run_database(args: argparse.Namespace) -> int:
             print(f"Dropped database {args.name}")
         return 0
 
-    return run_client(args.bootstrap_servers, work)
+    return run_client(client_properties(args), work)
 
 
 # ---------------------------------------------------------------- tables
@@ -105,12 +105,12 @@ def run_database(args: argparse.Namespace) -> int:
 
 def run_table(args: argparse.Namespace) -> int:
     if args.action == "list":
-        return run_client(args.bootstrap_servers, lambda conn: _list(conn, args.name))
+        return run_client(client_properties(args), lambda conn: _list(conn, args.name))
     if not args.name:
         raise SystemExit(f"error: fluss table {args.action} needs DATABASE.TABLE")
     path = table_path(args.name)
     action = {"describe": _describe, "create": _create, "drop": _drop, "scan": _scan, "produce": _produce}
-    return run_client(args.bootstrap_servers, lambda conn: action[args.action](conn, path, args))
+    return run_client(client_properties(args), lambda conn: action[args.action](conn, path, args))
 
 
 async def _list(conn, database: str | None) -> int:

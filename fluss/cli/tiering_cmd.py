@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from fluss.cli.common import HelpFormatter, add_bootstrap, progress, run_client
+from fluss.cli.common import HelpFormatter, add_bootstrap, client_properties, progress, run_client
 
 LAKE_HINT = ("no table has table.datalake.enabled = true. The lake needs the cluster started with "
              "datalake.format = paimon (`fluss cluster start --config conf/server.yaml`) and tables created "
@@ -47,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
         tables.extend(await _lake_tables(conn))
         return 0
 
-    run_client(args.bootstrap_servers, status)
+    client = client_properties(args)
+    run_client(client, status)
     if not tables:
         print(f"Nothing to tier at {args.bootstrap_servers}: {LAKE_HINT}", file=sys.stderr)
         return 1
@@ -63,11 +64,11 @@ def run(args: argparse.Namespace) -> int:
     if not args.once:
         print(f"Tiering {len(tables)} lake table(s) continuously (every {args.interval}); Ctrl-C stops",
               file=sys.stderr)
-        run_continuous(args.bootstrap_servers, args.warehouse, args.parallelism, parse_duration_s(args.interval))
+        run_continuous(client, args.warehouse, args.parallelism, parse_duration_s(args.interval))
         return 0
     with progress() as bar:
         bar.add_task(f"tiering {len(tables)} lake table(s) once (a PyFlink job)", total=None)
-        results = run_once(args.bootstrap_servers, args.warehouse, args.parallelism)
+        results = run_once(client, args.warehouse, args.parallelism)
     for r in results:
         print(json.dumps(r) if args.json else describe_result(r), flush=True)
     return 1 if any("error" in r for r in results) else 0

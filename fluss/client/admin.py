@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 
+from fluss.acl import AclBinding, AclBindingFilter, binding_from_pb, binding_to_pb, filter_to_pb
 from fluss.client.cluster_client import ClusterClient
 from fluss.client.io_thread import IoThread
 from fluss.client.retry import FinalError, RetryPolicy, call_with_retry
@@ -122,6 +123,24 @@ class AdminCalls:
         await self._c.admin_call("CommitLakeTableSnapshot",
                                  pb.CommitLakeTableSnapshotRequest(snapshot=snapshot.to_pb()))
 
+    # ACLs (Fluss's Admin#createAcls / listAcls / dropAcls; the servers need authorizer.enabled)
+    async def create_acls(self, acl_bindings: list[AclBinding]) -> None:
+        """Adds ACLs (an existing one is kept once). Needs ALL on each binding's resource (for a table, on its
+        database)."""
+        bindings = [b.validate() for b in acl_bindings]
+        await self._c.admin_call("CreateAcls", pb.CreateAclsRequest(acls=[binding_to_pb(b) for b in bindings]))
+
+    async def list_acls(self, acl_filter: AclBindingFilter | None = None) -> list[AclBinding]:
+        """The ACLs that match ``acl_filter`` (all by default) on resources the caller may describe."""
+        resp = await self._c.admin_call("ListAcls", pb.ListAclsRequest(
+            filter=filter_to_pb(acl_filter or AclBindingFilter.any())))
+        return [binding_from_pb(a) for a in resp.acls]
+
+    async def drop_acls(self, acl_filters: list[AclBindingFilter]) -> list[AclBinding]:
+        """Removes every ACL matching one of ``acl_filters``; returns those removed."""
+        resp = await self._c.admin_call("DropAcls", pb.DropAclsRequest(filters=[filter_to_pb(f) for f in acl_filters]))
+        return [binding_from_pb(a) for a in resp.dropped]
+
     async def get_server_nodes(self) -> list[ServerNode]:
         resp = await self._c.admin_call("GetServerNodes", pb.GetServerNodesRequest())
         return [ServerNode.from_pb(n) for n in resp.nodes]
@@ -213,7 +232,7 @@ PUBLIC_METHODS = [
     "create_database", "drop_database", "list_databases", "database_exists", "get_database_info", "create_table",
     "drop_table", "alter_table", "get_table_info", "list_tables", "table_exists", "create_partition", "drop_partition",
     "list_partition_infos", "get_server_nodes", "list_offsets", "list_partition_offsets", "get_latest_lake_snapshot",
-    "get_table_stats", "list_lake_tables", "commit_lake_snapshot",
+    "get_table_stats", "list_lake_tables", "commit_lake_snapshot", "create_acls", "list_acls", "drop_acls",
 ]
 
 

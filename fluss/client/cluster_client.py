@@ -25,6 +25,8 @@ from fluss.rpc.addresses import parse_addresses, unreachable_reason
 from fluss.rpc.channels import ChannelFactory, ChannelPool
 from fluss.rpc.errors import raise_for_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.rpc.sasl import SaslPlainCredentials
+from fluss.rpc.tls import tls_failure
 
 _FAILOVER_CODES = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED, grpc.StatusCode.CANCELLED}
 
@@ -40,7 +42,11 @@ class ClusterClient:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.connect_timeout_s = config.connect_timeout_ms / 1000
-        self.channels = ChannelPool(ChannelFactory(connect_timeout_s=self.connect_timeout_s))
+        credentials = config.credentials()
+        interceptors = [SaslPlainCredentials(*credentials)] if credentials else []
+        self.tls = config.tls()
+        self.channels = ChannelPool(ChannelFactory(interceptors, connect_timeout_s=self.connect_timeout_s,
+                                                   tls=self.tls))
         self.bootstrap = parse_addresses(config.bootstrap_servers)
         self._reached = False  # some server of the bootstrap list has answered (there is a cluster)
         self._active: str | None = None
@@ -68,6 +74,7 @@ class ClusterClient:
         fast_deadline = start + min(timeout, self.connect_timeout_s)
         last: Exception | None = None
         unreachable: dict[str, str] = {}
+        tls_refused: dict[str, str] = {}  # addresses whose TLS handshake (or lack of one) failed
         while True:
             candidates = ([self._active] if self._active else []) + [a for a in self.bootstrap if a != self._active]
             for address in candidates:
@@ -86,7 +93,10 @@ class ClusterClient:
                                          ErrorCode.NETWORK_EXCEPTION) from None
                     if not isinstance(last, FlussError):  # a standby's answer says more than a timeout
                         last = e
-                    unreachable[address] = unreachable_reason(address, e, attempt_s)
+                    tls_why = tls_failure(e.details() or "", self.tls is not None)
+                    if tls_why is not None:
+                        tls_refused[address] = tls_why
+                    unreachable[address] = tls_why or unreachable_reason(address, e, attempt_s)
                     if self._active == address:
                         self._active = None
                     continue
@@ -100,6 +110,11 @@ class ClusterClient:
                 self._active = address
                 raise_for_error(resp.error)
                 return resp
+            if not self._reached and tls_refused and len(tls_refused) == len(self.bootstrap):
+                # no retry mends a TLS mismatch or an untrusted certificate: say so at once
+                causes = "; ".join(f"{a}: {why}" for a, why in tls_refused.items())
+                raise FlussError(f"Cannot connect to the Fluss cluster (bootstrap.servers={','.join(self.bootstrap)})"
+                                 f": {causes}", ErrorCode.AUTHENTICATE_EXCEPTION)
             now = time.monotonic()
             definite = (not self._reached and len(unreachable) == len(self.bootstrap)
                         and not any(why.startswith("no answer") for why in unreachable.values()))

@@ -25,6 +25,15 @@ SCANNER_FETCH_WAIT_MAX_TIME = "scanner.log.fetch.wait-max-time"
 SCANNER_CHECK_CRC = "scanner.log.check-crc"
 LOOKUP_MAX_BATCH_SIZE = "lookup.max-batch-size"
 LOOKUP_BATCH_TIMEOUT = "lookup.batch-timeout"
+SECURITY_PROTOCOL = "security.protocol"
+SECURITY_SASL_MECHANISM = "security.sasl.mechanism"
+SECURITY_SASL_USERNAME = "security.sasl.username"
+SECURITY_SASL_PASSWORD = "security.sasl.password"
+SECURITY_SASL_JAAS_CONFIG = "security.sasl.jaas.config"
+SECURITY_SSL_ENABLED = "security.ssl.enabled"
+SECURITY_SSL_TRUSTSTORE = "security.ssl.truststore.path"
+SECURITY_SSL_CERTIFICATE = "security.ssl.certificate.path"
+SECURITY_SSL_KEY = "security.ssl.key.path"
 CONNECT_TIMEOUT = "connect-timeout"
 REQUEST_TIMEOUT = "request-timeout"
 # Keys of the official client this one accepts without acting on them (docs/python-api-parity.md): it sizes
@@ -34,11 +43,6 @@ WRITER_DYNAMIC_BATCH_SIZE_MIN = "writer.dynamic-batch-size-min"
 SCANNER_REMOTE_LOG_PREFETCH_NUM = "scanner.remote-log.prefetch-num"
 REMOTE_FILE_DOWNLOAD_THREAD_NUM = "remote-file.download-thread-num"
 SCANNER_REMOTE_LOG_READ_CONCURRENCY = "scanner.remote-log.read-concurrency"
-# Security: only PLAINTEXT is spoken; FlussConnection.create refuses any other protocol, naming it.
-SECURITY_PROTOCOL = "security.protocol"
-SECURITY_SASL_MECHANISM = "security.sasl.mechanism"
-SECURITY_SASL_USERNAME = "security.sasl.username"
-SECURITY_SASL_PASSWORD = "security.sasl.password"
 
 DEFAULTS = {
     BOOTSTRAP_SERVERS: "127.0.0.1:9123",
@@ -73,7 +77,10 @@ DEFAULTS = {
     SECURITY_SASL_MECHANISM: "PLAIN",
     SECURITY_SASL_USERNAME: "",
     SECURITY_SASL_PASSWORD: "",
+    SECURITY_SSL_ENABLED: "false",
 }
+
+_SECRET_MARKERS = ("password", "jaas")
 
 
 def _prop(key: str, kind: str):
@@ -148,6 +155,46 @@ class Config:
     security_sasl_username = _prop(SECURITY_SASL_USERNAME, "str")
     security_sasl_password = _prop(SECURITY_SASL_PASSWORD, "str")
 
+    def credentials(self) -> tuple[str, str] | None:
+        """``(username, password)`` when ``security.protocol`` is SASL (``client.security.*`` keys, or the username
+        and password of ``security.sasl.jaas.config``); None for PLAINTEXT. INVALID_CONFIG_EXCEPTION naming the
+        key for a protocol or mechanism this client does not speak, or a SASL setting without credentials."""
+        from fluss.errors import ErrorCode, FlussError
+
+        protocol = (self.get(SECURITY_PROTOCOL) or "PLAINTEXT").strip().upper()
+        if protocol == "PLAINTEXT":
+            return None
+        if protocol != "SASL":
+            raise FlussError(f"Unsupported client.security.protocol {protocol!r} (expected PLAINTEXT or SASL)",
+                             ErrorCode.INVALID_CONFIG_EXCEPTION)
+        mechanism = (self.get(SECURITY_SASL_MECHANISM) or "PLAIN").strip().upper()
+        if mechanism != "PLAIN":
+            raise FlussError(f"Unsupported client.security.sasl.mechanism {mechanism!r} (supported: PLAIN)",
+                             ErrorCode.INVALID_CONFIG_EXCEPTION)
+        username, password = self.get(SECURITY_SASL_USERNAME), self.get(SECURITY_SASL_PASSWORD)
+        jaas = self.get(SECURITY_SASL_JAAS_CONFIG)
+        if (not username or not password) and jaas:
+            from fluss.rpc.jaas import parse_jaas_config
+
+            parsed = parse_jaas_config(jaas, "client.security.sasl.jaas.config")
+            username, password = username or parsed.username, password or parsed.password
+        if not username or not password:
+            raise FlussError("client.security.protocol is SASL: set client.security.sasl.username and "
+                             "client.security.sasl.password (or client.security.sasl.jaas.config)",
+                             ErrorCode.INVALID_CONFIG_EXCEPTION)
+        return username, password
+
+    def tls(self):
+        """The TLS settings (:class:`fluss.rpc.tls.ClientTls`) when ``security.ssl.enabled`` is true, else None.
+        The trust store, certificate and key are PEM files; INVALID_CONFIG_EXCEPTION naming the key for one that
+        cannot be read or a certificate without its key."""
+        from fluss.rpc.tls import ClientTls
+
+        if not parse_bool(self.get(SECURITY_SSL_ENABLED), "client.security.ssl.enabled"):
+            return None
+        return ClientTls.from_files(self.get(SECURITY_SSL_TRUSTSTORE), self.get(SECURITY_SSL_CERTIFICATE),
+                                    self.get(SECURITY_SSL_KEY), "client.security.ssl.")
+
     def __repr__(self) -> str:
-        shown = {k: ("***" if k == SECURITY_SASL_PASSWORD else v) for k, v in self._props.items()}
+        shown = {k: ("******" if any(m in k for m in _SECRET_MARKERS) else v) for k, v in self._props.items()}
         return f"Config({shown})"

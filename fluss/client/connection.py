@@ -10,7 +10,6 @@ from fluss.client.cluster_client import ClusterClient
 from fluss.client.config import Config
 from fluss.client.io_thread import IoThread
 from fluss.client.metrics import ClientMetrics
-from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TablePath
 from fluss.rpc.addresses import parse_addresses
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -29,10 +28,8 @@ class FlussConnection:
         """Connects to the cluster of ``bootstrap.servers``; fails within ``connect-timeout`` when none of them
         can be reached, naming each address and why (see ``ClusterClient``)."""
         parse_addresses(config.bootstrap_servers)  # a malformed entry fails here, before any thread starts
-        protocol = str(config.security_protocol).strip().upper()
-        if protocol != "PLAINTEXT":
-            raise FlussError(f"security.protocol '{config.security_protocol}' is not supported by this client "
-                             "(only PLAINTEXT)", ErrorCode.CLIENT_ERROR)
+        config.credentials()  # so does an unsupported protocol or an incomplete security setting
+        config.tls()  # and TLS files that cannot be read
         io = IoThread(config)
         try:
             await io.wait(io.client.admin_call("GetServerNodes", pb.GetServerNodesRequest()))

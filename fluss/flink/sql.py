@@ -143,8 +143,10 @@ class SqlSession:
     """A PyFlink table environment with the Fluss connector and catalog (see module doc)."""
 
     def __init__(self, bootstrap_servers: str, mode: str = "streaming", catalog: str = DEFAULT_CATALOG,
-                 config: dict[str, str] | None = None, out: TextIO | None = None) -> None:
+                 config: dict[str, str] | None = None, out: TextIO | None = None,
+                 client_options: dict[str, str] | None = None) -> None:
         self.bootstrap_servers = bootstrap_servers
+        self.client_options = dict(client_options or {})  # e.g. client.security.* of a secured cluster
         self.catalog = catalog
         self.config = dict(config or {})
         self.out = out or sys.stdout
@@ -165,8 +167,9 @@ class SqlSession:
         for key, value in self.config.items():
             t_env.get_config().set(key, value)
         add_connector_jars(t_env)
+        extra = "".join(f", '{k}'='{_sql_quote(v)}'" for k, v in self.client_options.items())
         t_env.execute_sql(f"CREATE CATALOG `{self.catalog}` WITH ('type'='fluss', "
-                          f"'bootstrap.servers'='{self.bootstrap_servers}')").wait()
+                          f"'bootstrap.servers'='{self.bootstrap_servers}'{extra})").wait()
         t_env.use_catalog(self.catalog)
         self.mode = mode
         return t_env
@@ -377,15 +380,19 @@ def report_error(error: BaseException, statement: str, where: str, out: TextIO, 
     out.flush()
 
 
+def _sql_quote(value: str) -> str:
+    return str(value).replace("'", "''")
+
+
 def main(bootstrap_servers: str, file: str | None, mode: str, config: dict[str, str],
-         verbose: bool = False) -> int:
+         verbose: bool = False, client_options: dict[str, str] | None = None) -> int:
     """``fluss sql``: run a script file, or statements from stdin (a terminal gets an interactive shell).
 
     Returns 0 when every statement succeeded, 1 when one failed, 2 when the session could not start (e.g. the
     cluster cannot be reached)."""
     drain_gateway_stderr()
     try:
-        session = SqlSession(bootstrap_servers, mode=mode, config=config)
+        session = SqlSession(bootstrap_servers, mode=mode, config=config, client_options=client_options)
     except Exception as e:  # noqa: BLE001 - e.g. CREATE CATALOG cannot reach the cluster
         print(f"[ERROR] Could not start the SQL session: {root_cause(e)}")
         if verbose:

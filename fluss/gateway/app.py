@@ -35,7 +35,7 @@ from fluss.gateway.errors import (
 from fluss.gateway.http import JSON, GatewayMiddleware, error_response_bytes, request_id_of
 from fluss.gateway.json_rows import RowsInvalid
 from fluss.gateway.metrics import GatewayMetrics, RequestMetricsMiddleware, metrics_endpoint
-from fluss.gateway.principal import NoAuthentication, PrincipalResolver
+from fluss.gateway.principal import PassThroughCredentials, PrincipalResolver
 from fluss.gateway.routes import catalog, reads, records, system
 
 log = logging.getLogger(__name__)
@@ -87,7 +87,7 @@ def create_app(config: GatewayConfig, resolver: PrincipalResolver | None = None)
         from fluss.dashboard.app import mountable_app
 
         app.mount(DASHBOARD_PATH, mountable_app(dashboard), name="dashboard")
-    app.add_middleware(GatewayMiddleware, resolver=resolver or NoAuthentication(),
+    app.add_middleware(GatewayMiddleware, resolver=resolver or PassThroughCredentials(),
                        max_body_bytes=config.max_body_bytes)
     app.add_middleware(RequestMetricsMiddleware, metrics=app.state.metrics,  # outermost: times the whole request
                        dashboard_prefix=DASHBOARD_PATH if dashboard is not None else None)

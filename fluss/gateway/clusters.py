@@ -10,8 +10,9 @@ Everything goes through the Python client's public API (``FlussConnection``, ``g
 ``get_table()``, ``new_append/new_upsert/new_lookup/new_scan``); the one exception, the exactly-once write path
 of requests with an ``Idempotency-Key``, lives in ``fluss.gateway.exactly_once`` and says why.
 
-``connection(cluster, principal)`` is where a caller's identity will choose the connection once the cluster
-authenticates (see ``fluss.gateway.principal``); today every request uses the service connection.
+``get(cluster, principal)`` picks the clients of a request: the service connection for :data:`SERVICE`, else the
+clients of that principal (a connection authenticated with its SASL/PLAIN credentials, see
+``fluss.gateway.principal``), kept in a bounded least-recently-used pool (:data:`MAX_PRINCIPAL_CLIENTS`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -34,6 +35,8 @@ log = logging.getLogger(__name__)
 
 #: How long the gateway waits for a cluster when it first connects (the client's default is 2 minutes).
 CONNECT_TIMEOUT = "10s"
+#: Client sets of callers' principals kept per gateway (the least recently used one is closed beyond this).
+MAX_PRINCIPAL_CLIENTS = 32
 #: Idle scanners kept per (table, projection).
 MAX_IDLE_SCANNERS = 8
 #: Table-level errors after which cached objects of that table are dropped (the table may have been recreated).
@@ -175,6 +178,7 @@ class ClusterRegistry:
         self.config = config
         self._clusters = {cid: ClusterClients(cid, servers, config.client_options, config.metadata_ttl_s)
                           for cid, servers in config.clusters.items()}
+        self._by_principal: OrderedDict[tuple[str, Principal], ClusterClients] = OrderedDict()
 
     def ids(self) -> list[str]:
         return sorted(self._clusters)
@@ -186,8 +190,24 @@ class ClusterRegistry:
         if clients is None:
             raise GatewayError(CLUSTER_NOT_FOUND, f"cluster '{cluster_id}' is not configured in this gateway "
                                f"(configured: {', '.join(self.ids())})")
-        return clients
+        if principal.is_service:
+            return clients
+        key = (cluster_id, principal)
+        mine = self._by_principal.get(key)
+        if mine is None:
+            user, password = principal.credentials
+            options = {**self.config.client_options, "client.security.protocol": "SASL",
+                       "client.security.sasl.mechanism": "PLAIN", "client.security.sasl.username": user,
+                       "client.security.sasl.password": password}
+            mine = self._by_principal[key] = ClusterClients(cluster_id, self.config.clusters[cluster_id], options,
+                                                            self.config.metadata_ttl_s)
+            while len(self._by_principal) > MAX_PRINCIPAL_CLIENTS:
+                _, evicted = self._by_principal.popitem(last=False)
+                asyncio.get_running_loop().create_task(evicted.close())
+        self._by_principal.move_to_end(key)
+        return mine
 
     async def close(self) -> None:
-        for clients in self._clusters.values():
+        for clients in [*self._clusters.values(), *self._by_principal.values()]:
             await clients.close()
+        self._by_principal.clear()

@@ -1,25 +1,24 @@
-"""Who a request acts for: the seam where authentication will plug in (issue #17).
+"""Who a request acts for: the caller's principal, resolved before any handler runs.
 
-Every request passes through :meth:`PrincipalResolver.resolve` before a handler runs (the middleware in
-``fluss.gateway.app``), and the resulting :class:`Principal` is what ``ClusterRegistry.connection`` receives to
-pick the client connection the request uses. Today the cluster has no authentication, so there is exactly one
-principal, :data:`SERVICE`: the gateway's own connection, with no per-caller identity.
+Every request passes through :meth:`PrincipalResolver.resolve` (the middleware in ``fluss.gateway.http``), and the
+resulting :class:`Principal` is what ``ClusterRegistry.get`` receives to pick the client connection the request
+uses. :class:`PassThroughCredentials` (the default) passes HTTP Basic credentials on to the cluster: the request
+runs on a connection that authenticates to the cluster with SASL/PLAIN as that user (``client.security.*``), so the
+cluster's ACLs apply to the caller, not to the gateway. A wrong password is the cluster's answer (401
+``unauthenticated``); a missing permission is 403 ``unauthorized``, naming the operation and resource. A request
+without credentials runs as :data:`SERVICE`, the gateway's own configured connection (which may itself be
+authenticated through its client options). Bearer tokens are refused (the cluster has no token authentication).
 
-Faking an identity would be worse than having none: a caller who sends ``Authorization: Basic ...`` or
-``Bearer ...`` expects the cluster's ACLs to apply to *them*. Until the cluster can authenticate (SASL/PLAIN,
-issue #17), :class:`NoAuthentication` refuses such requests with 401 ``unauthenticated`` instead of silently
-running them under the gateway's identity.
-
-When #17 lands: a ``PassThroughCredentials`` resolver turns Basic credentials into
-``Principal(name, username, password)`` (bearer tokens once the cluster accepts them), and
-``ClusterRegistry.connection`` keeps one client connection per (cluster, principal) with
-``security.protocol=SASL``, ``security.sasl.username/password`` - a bounded, idle-evicted pool, so the
-gateway stays stateless per request. TLS is uvicorn's (``--ssl-keyfile/--ssl-certfile``), added to
-``fluss gateway`` with the same issue.
+The gateway stays stateless per request: connections per principal are a bounded, least-recently-used pool
+(``ClusterRegistry``). Use TLS in front of the gateway (``uvicorn --ssl-keyfile/--ssl-certfile`` or a proxy) when
+Basic credentials cross an untrusted network. :class:`NoAuthentication` keeps the old behaviour: only the
+gateway's identity, credentials refused.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -45,6 +44,27 @@ SERVICE = Principal("gateway-service")
 class PrincipalResolver(Protocol):
     def resolve(self, authorization: str | None) -> Principal:
         """The principal of a request from its ``Authorization`` header; raises GatewayError to refuse it."""
+
+
+class PassThroughCredentials:
+    """HTTP Basic credentials become the principal whose SASL/PLAIN identity the cluster checks."""
+
+    def resolve(self, authorization: str | None) -> Principal:
+        if not authorization:
+            return SERVICE
+        scheme, _, value = authorization.strip().partition(" ")
+        if scheme.lower() != "basic":
+            raise GatewayError(UNAUTHENTICATED, f"'{scheme}' credentials are not supported: send HTTP Basic "
+                               "credentials (the cluster's SASL/PLAIN user and password)")
+        try:
+            decoded = base64.b64decode(value.strip(), validate=True).decode("utf-8")
+        except (ValueError, UnicodeError, binascii.Error):
+            raise GatewayError(UNAUTHENTICATED, "malformed Basic credentials (expected base64 of user:password)") \
+                from None
+        user, sep, password = decoded.partition(":")
+        if not sep or not user:
+            raise GatewayError(UNAUTHENTICATED, "malformed Basic credentials (expected base64 of user:password)")
+        return Principal(user, (user, password))
 
 
 class NoAuthentication:

@@ -6,7 +6,9 @@ to partition leaders (replication), the coordinator's channels to tablet servers
 probe (:meth:`ChannelFactory.sync_channel`). A feature that must touch every outgoing call (credentials of an
 authenticated listener, a client id in the request metadata, client metrics) is a client interceptor given to the
 factory. ``connect_timeout_s`` bounds :meth:`ChannelPool.wait_ready`: how long a caller that wants to fail fast
-waits for a connection to an address before giving up with NETWORK_EXCEPTION.
+waits for a connection to an address before giving up with NETWORK_EXCEPTION. With ``tls`` (a
+:class:`~fluss.rpc.tls.ClientTls`) every channel is a TLS channel (gRPC's TLS, verifying the server's certificate
+against the trusted CAs and the address's host).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import grpc
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
+from fluss.rpc.tls import ClientTls
 
 MAX_MESSAGE_BYTES = 256 * 1024 * 1024
 CLIENT_KEEPALIVE_MS = 10_000
@@ -41,17 +44,24 @@ class ChannelFactory:
 
     def __init__(self, interceptors: Sequence[grpc.aio.ClientInterceptor] = (),
                  options: Sequence[tuple[str, object]] | None = None,
-                 connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S) -> None:
+                 connect_timeout_s: float = DEFAULT_CONNECT_TIMEOUT_S, tls: ClientTls | None = None) -> None:
         self.interceptors = list(interceptors)
         self.options = list(GRPC_CHANNEL_OPTIONS if options is None else options)
         self.connect_timeout_s = connect_timeout_s
+        self.tls = tls
+        self._credentials = tls.channel_credentials() if tls is not None else None
 
     def channel(self, address: str) -> grpc.aio.Channel:
         """A ``grpc.aio`` channel (use it on one event loop only)."""
+        if self._credentials is not None:
+            return grpc.aio.secure_channel(address, self._credentials, options=self.options,
+                                           interceptors=self.interceptors or None)
         return grpc.aio.insecure_channel(address, options=self.options, interceptors=self.interceptors or None)
 
     def sync_channel(self, address: str) -> grpc.Channel:
         """A blocking channel, for code outside an event loop (probes, tools)."""
+        if self._credentials is not None:
+            return grpc.secure_channel(address, self._credentials, options=self.options)
         return grpc.insecure_channel(address, options=self.options)
 
 

@@ -143,10 +143,11 @@ class _Undecodable:
         self.reason = reason
 
 
-class _RateLimitedLog:
+class RateLimitedLog:
     """At most one WARNING per ``interval_s`` (with the count of those suppressed); the rest go to DEBUG."""
 
-    def __init__(self, interval_s: float = 10.0) -> None:
+    def __init__(self, interval_s: float = 10.0, logger: logging.Logger | None = None) -> None:
+        self.log = logger or log
         self.interval_s = interval_s
         self._next = 0.0
         self._suppressed = 0
@@ -155,12 +156,12 @@ class _RateLimitedLog:
         now = time.monotonic()
         if now >= self._next:
             suffix = f" ({self._suppressed} similar since the last report)" if self._suppressed else ""
-            log.warning(message + suffix, *args)
+            self.log.warning(message + suffix, *args)
             self._next = now + self.interval_s
             self._suppressed = 0
         else:
             self._suppressed += 1
-            log.debug(message, *args)
+            self.log.debug(message, *args)
 
 
 class ErrorDoor(UnaryInterceptor):
@@ -169,7 +170,7 @@ class ErrorDoor(UnaryInterceptor):
     def __init__(self, listener: Listener) -> None:
         super().__init__()
         self.listener = listener.name
-        self._undecodable_log = _RateLimitedLog()
+        self._undecodable_log = RateLimitedLog()
 
     def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         response_cls = response_type(method)

@@ -13,6 +13,7 @@ its own interceptor chain: :class:`~fluss.rpc.interceptors.ErrorDoor` first, the
 ``add_interceptor`` in order, then request metrics and request logging (``fluss.rpc.interceptors``). An
 interceptor is made by a factory from the :class:`~fluss.rpc.listeners.Listener`, so a listener's security
 protocol, for example, decides what its chain does. Port 0 binds a free port; ``RpcServer.ports`` tells which.
+``use_tls(name, credentials)`` serves one listener over TLS (gRPC server credentials) instead of plaintext.
 """
 
 from __future__ import annotations
@@ -86,6 +87,7 @@ class RpcServerBuilder:
         self._options = list(GRPC_SERVER_OPTIONS if options is None else options)
         self._services: list[tuple[ServiceAdder, object]] = []
         self._interceptors: list[InterceptorFactory] = []
+        self._tls: dict[str, grpc.ServerCredentials] = {}
         self._stats = stats or RequestStats()
 
     def add_service(self, add_to_server: ServiceAdder, servicer: object) -> RpcServerBuilder:
@@ -98,6 +100,11 @@ class RpcServerBuilder:
         self._interceptors.append(factory)
         return self
 
+    def use_tls(self, listener_name: str, credentials: grpc.ServerCredentials) -> RpcServerBuilder:
+        """Serves the listener ``listener_name`` over TLS."""
+        self._tls[listener_name] = credentials
+        return self
+
     def build(self) -> RpcServer:
         bound = []
         for listener in self._listeners:
@@ -107,7 +114,9 @@ class RpcServerBuilder:
             for add_to_server, servicer in self._services:
                 add_to_server(servicer, server)
             try:
-                port = server.add_insecure_port(listener.address)
+                credentials = self._tls.get(listener.name)
+                port = (server.add_secure_port(listener.address, credentials) if credentials is not None
+                        else server.add_insecure_port(listener.address))
             except RuntimeError:
                 port = 0
             if port == 0:

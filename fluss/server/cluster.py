@@ -4,6 +4,14 @@ separate processes on loopback ports), for the CLI (``fluss cluster start``), te
     with LocalCluster(tablet_servers=3) as cluster:
         conn = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": cluster.bootstrap_servers}))
 
+A secured cluster: ``LocalCluster(sasl_users={"admin": "admin-secret", "alice": "alice-secret"},
+super_users=["admin"])`` gives every server three listeners - ``FLUSS`` (plaintext, ``.bootstrap_servers``),
+``CLIENT`` (SASL/PLAIN with those users, ``.sasl_bootstrap_servers``) and ``INTERNAL`` (SASL, for server-to-server
+calls, with a generated server password) - and with ``super_users`` the ACL authorizer is on. With ``tls=True``
+the CLIENT and INTERNAL listeners are also served over TLS, with certificates of a throw-away CA made in the
+cluster's directory (``.tls_ca_path``; ``.tls_config()`` gives a client's TLS properties, ``.sasl_config()``
+includes them); ``tls=True`` alone (no ``sasl_users``) makes CLIENT an anonymous TLS listener.
+
 Processes are started by this object and stopped by it; ``kill_*`` sends SIGKILL to the PID it started.
 The cluster's state (ports, pids) is written to ``DIR/cluster.json`` so ``fluss cluster status|stop`` work.
 
@@ -16,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import shutil
 import signal
 import subprocess
@@ -44,6 +53,8 @@ class _Proc:
     config_path: Path
     port: int
     process: subprocess.Popen | None = None
+    sasl_port: int | None = None
+    internal_port: int | None = None
     pid: int | None = None
     metrics_port: int | None = None
     host: str = "127.0.0.1"
@@ -73,6 +84,9 @@ class LocalCluster:
     zookeeper_session_timeout: str = "3s"
     stop_with_owner: bool = True  # processes stop when this Python process dies (False for `fluss cluster start`)
     metrics: bool = False  # every server exports Prometheus metrics on a free port of its own
+    sasl_users: dict[str, str] | None = None  # SASL/PLAIN users of the CLIENT listener (None: no SASL listener)
+    super_users: list[str] | None = None  # user names; turns the authorizer on
+    tls: bool = False  # CLIENT and INTERNAL listeners over TLS (certificates of a CA made for this cluster)
 
     def __post_init__(self) -> None:
         self._own_dir = self.directory is None
@@ -151,6 +165,39 @@ class LocalCluster:
     @property
     def logs_dir(self) -> Path:
         return self.dir / "logs"
+
+    @property
+    def sasl_bootstrap_servers(self) -> str:
+        """The coordinators' CLIENT listener: SASL with ``sasl_users``, TLS with ``tls`` (or both)."""
+        if not (self.sasl_users or self.tls):
+            raise RuntimeError("this LocalCluster has no SASL listener (start it with sasl_users={...})")
+        return ",".join(f"{c.host}:{c.sasl_port}" for c in self._coordinators)
+
+    @property
+    def tls_bootstrap_servers(self) -> str:
+        """The coordinators' TLS listener (CLIENT; ``tls=True``)."""
+        if not self.tls:
+            raise RuntimeError("this LocalCluster has no TLS listener (start it with tls=True)")
+        return self.sasl_bootstrap_servers
+
+    @property
+    def tls_ca_path(self) -> Path:
+        """The PEM certificate of the CA that signed the servers' certificates (``tls=True``)."""
+        return self.dir / "tls" / "ca.crt"
+
+    def tls_config(self) -> dict[str, str]:
+        """Client TLS properties trusting this cluster's CA (empty without ``tls``)."""
+        if not self.tls:
+            return {}
+        return {"client.security.ssl.enabled": "true", "client.security.ssl.truststore.path": str(self.tls_ca_path)}
+
+    def sasl_config(self, username: str, password: str | None = None, **extra: str) -> dict[str, str]:
+        """Client properties for the SASL listener as ``username`` (password from ``sasl_users`` by default), with
+        the TLS properties when the cluster has TLS."""
+        return {"bootstrap.servers": self.sasl_bootstrap_servers, "client.security.protocol": "SASL",
+                "client.security.sasl.mechanism": "PLAIN", "client.security.sasl.username": username,
+                "client.security.sasl.password": self.sasl_users[username] if password is None else password,
+                **self.tls_config(), **extra}
 
     @property
     def zookeeper_address(self) -> str:
@@ -261,12 +308,13 @@ class LocalCluster:
 
     # ------------------------------------------------------------ internals
 
-    def _base_config(self) -> dict[str, str]:
+    def _base_config(self, host: str = "127.0.0.1") -> dict[str, str]:
         assert self.zookeeper is not None
         return {
             "zookeeper.address": self.zookeeper.address,
             "zookeeper.client.session-timeout": self.zookeeper_session_timeout,
             "remote.data.dir": str(self.dir / "remote"),
+            **self._security_config(host),
             **self.server_config,
         }
 
@@ -278,26 +326,67 @@ class LocalCluster:
         reporters = self.server_config.get("metrics.reporters") or "prometheus"
         return {"metrics.reporters": reporters, "metrics.reporter.prometheus.port": str(port)}, port
 
+    def _security_config(self, host: str) -> dict[str, str]:
+        cfg = self._tls_server_config(host) if self.tls else {}
+        if not self.sasl_users:
+            return {"internal.listener.name": "INTERNAL", **cfg} if self.tls else {}
+        if not hasattr(self, "_internal_password"):
+            self._internal_password = secrets.token_urlsafe(24)
+        users = " ".join(f'user_{u}="{p}"' for u, p in self.sasl_users.items())
+        module = "org.apache.fluss.security.auth.sasl.plain.PlainLoginModule required"
+        cfg |= {"security.protocol.map": "CLIENT:SASL,INTERNAL:SASL", "internal.listener.name": "INTERNAL",
+               "security.sasl.enabled.mechanisms": "PLAIN",
+               "security.sasl.listener.name.client.plain.jaas.config": f"{module} {users};",
+               "security.sasl.listener.name.internal.plain.jaas.config":
+                   f'{module} username="fluss-internal" password="{self._internal_password}" '
+                   f'user_fluss-internal="{self._internal_password}";'}
+        if self.super_users:
+            cfg["authorizer.enabled"] = "true"
+            cfg["super.users"] = ";".join(f"User:{u}" for u in self.super_users)
+        return cfg
+
+    def _tls_server_config(self, host: str) -> dict[str, str]:
+        """The CA (made once) and a certificate for ``host`` signed by it (one per host)."""
+        from fluss.server.security.self_signed import SelfSignedCa
+
+        tls_dir = self.dir / "tls"
+        if not self.tls_ca_path.exists():
+            SelfSignedCa.create(tls_dir / "ca", common_name=f"fluss-local-cluster-ca-{secrets.token_hex(4)}")
+        ca = SelfSignedCa(self.tls_ca_path, tls_dir / "ca.key")
+        prefix = tls_dir / f"server-{host}"
+        if not prefix.with_suffix(".crt").exists():
+            ca.issue(prefix, hosts=sorted({host, "127.0.0.1", "localhost"}))
+        return {"security.ssl.listeners": "CLIENT,INTERNAL",
+                "security.ssl.certificate.path": str(prefix.with_suffix(".crt")),
+                "security.ssl.key.path": str(prefix.with_suffix(".key")),
+                "security.ssl.truststore.path": str(self.tls_ca_path)}
+
+    def _listeners(self, p: _Proc) -> str:
+        if not (self.sasl_users or self.tls):
+            return f"FLUSS://{p.host}:{p.port}"
+        if p.sasl_port is None:
+            p.sasl_port, p.internal_port = free_port(), free_port()
+        return (f"FLUSS://{p.host}:{p.port},CLIENT://{p.host}:{p.sasl_port},"
+                f"INTERNAL://{p.host}:{p.internal_port}")
+
     def _coordinator_proc(self, index: int, port: int) -> _Proc:
         host = self._host("coordinator", index)
         metrics, metrics_port = self._metrics_config()
-        cfg = {**self._base_config(), **metrics, "coordinator.id": str(index),
-               "bind.listeners": f"FLUSS://{host}:{port}"}
-        path = self.dir / f"coordinator-{index}.yaml"
-        path.write_text(yaml.safe_dump(cfg))
-        return _Proc(f"coordinator-{index}", path, port, metrics_port=metrics_port, host=host, kind="coordinator",
-                     index=index)
+        p = _Proc(f"coordinator-{index}", self.dir / f"coordinator-{index}.yaml", port, metrics_port=metrics_port,
+                  host=host, kind="coordinator", index=index)
+        cfg = {**self._base_config(host), **metrics, "coordinator.id": str(index), "bind.listeners": self._listeners(p)}
+        p.config_path.write_text(yaml.safe_dump(cfg))
+        return p
 
     def _tablet_proc(self, sid: int, port: int) -> _Proc:
         host = self._host("tablet-server", sid)
         metrics, metrics_port = self._metrics_config()
-        cfg = {**self._base_config(), **metrics, "tablet-server.id": str(sid),
-               "bind.listeners": f"FLUSS://{host}:{port}",
+        p = _Proc(f"tablet-server-{sid}", self.dir / f"tablet-server-{sid}.yaml", port, metrics_port=metrics_port,
+                  host=host, kind="tablet-server", index=sid)
+        cfg = {**self._base_config(host), **metrics, "tablet-server.id": str(sid), "bind.listeners": self._listeners(p),
                "data.dir": str(self.dir / f"tablet-server-{sid}" / "data"), **self.tablet_server_config.get(sid, {})}
-        path = self.dir / f"tablet-server-{sid}.yaml"
-        path.write_text(yaml.safe_dump(cfg))
-        return _Proc(f"tablet-server-{sid}", path, port, metrics_port=metrics_port, host=host, kind="tablet-server",
-                     index=sid)
+        p.config_path.write_text(yaml.safe_dump(cfg))
+        return p
 
     def _host(self, kind: str, index: int) -> str:
         return self.host_of(kind, index) if self.host_of else "127.0.0.1"

@@ -62,7 +62,6 @@ def _later(key: str, kind: OptionType, default: str | None, description: str, pl
     return Option(key, kind, default, description, implemented=False, planned=planned)
 
 
-SECURITY = "security (issue #17)"
 
 #: Every server option this project knows (Fluss's keys), with its default.
 SERVER_OPTIONS = OptionRegistry("server option", [
@@ -72,7 +71,8 @@ SERVER_OPTIONS = OptionRegistry("server option", [
            min=1),
     Option(BIND_LISTENERS, _S, "FLUSS://127.0.0.1:9123", "Listeners NAME://host:port[,...] the server binds."),
     Option(ADVERTISED_LISTENERS, _S, None, "Listeners announced to clients (default: bind.listeners)."),
-    _later(INTERNAL_LISTENER_NAME, _S, "FLUSS", "Listener used between servers.", SECURITY),
+    Option(INTERNAL_LISTENER_NAME, _S, "FLUSS", "Listener used between servers (replication, coordinator "
+           "notifications); with a single listener, that one."),
     Option(TABLET_SERVER_ID, _I, None, "Id of a tablet server (required for tablet servers).", min=0),
     Option(COORDINATOR_ID, _I, "0", "Id of a coordinator server.", min=0),
     Option(DATA_DIR, _S, "/tmp/fluss-data", "Local directory of a tablet server's logs and KV state."),
@@ -112,10 +112,24 @@ SERVER_OPTIONS = OptionRegistry("server option", [
     Option(LOG_LEVEL, OptionType.ENUM, "INFO", "Level of the server's log (root logger).", values=LOG_LEVELS),
     Option(LOG_LEVEL + ".*", OptionType.ENUM, None, "Level of one component's log, e.g. log.level.fluss.rpc: "
            "DEBUG (a logger name; fluss.server.replica covers everything below it).", values=LOG_LEVELS),
-    _later("security.protocol.map", _S, None, "Listener to security protocol (PLAINTEXT | SASL).", SECURITY),
-    _later("security.sasl.enabled.mechanisms", _S, "PLAIN", "SASL mechanisms the servers accept.", SECURITY),
-    _later("authorizer.enabled", _B, "false", "Check ACLs on every request.", SECURITY),
-    _later("super.users", _S, None, "Principals that bypass ACLs.", SECURITY),
+    Option("security.protocol.map", _S, None, "Listener to security protocol, e.g. CLIENT:SASL,INTERNAL:PLAINTEXT "
+           "(a listener not named is PLAINTEXT)."),
+    Option("security.sasl.enabled.mechanisms", _S, "PLAIN", "SASL mechanisms the servers accept (PLAIN)."),
+    Option("security.sasl.plain.jaas.config", _S, None, "JAAS entry of the PLAIN users: "
+           "'...PlainLoginModule required user_<name>=\"<password>\" ...;' (username/password: the server's own)."),
+    Option("security.sasl.listener.name.*", _S, None, "Per-listener JAAS entry: "
+           "security.sasl.listener.name.<listener>.plain.jaas.config."),
+    Option("authorizer.enabled", _B, "false", "Check ACLs on every request."),
+    Option("authorizer.type", OptionType.ENUM, "default", "The authorizer (the built-in ACL authorizer).",
+           values=("default",)),
+    Option("super.users", _S, None, "Principals that bypass ACLs: User:admin;User:ops."),
+    Option("security.ssl.listeners", _S, None, "Listeners served over TLS, e.g. CLIENT,INTERNAL (default none)."),
+    Option("security.ssl.certificate.path", _S, None, "PEM certificate chain of this server (TLS listeners)."),
+    Option("security.ssl.key.path", _S, None, "PEM private key of this server's certificate."),
+    Option("security.ssl.truststore.path", _S, None, "PEM CA certificates trusted for client certificates and for "
+           "the other servers' internal listener (unset: the system's roots)."),
+    Option("security.ssl.client-auth", OptionType.ENUM, "none", "Whether TLS clients must show a certificate "
+           "signed by a trusted CA.", values=("none", "required")),
 ])
 
 DEFAULTS: dict[str, str] = {o.key: o.default for o in SERVER_OPTIONS if o.default is not None and not o.is_pattern
@@ -199,6 +213,7 @@ class ServerConfig:
 
         reporter_names(self.get(METRICS_REPORTERS))  # an unknown reporter stops the server before it starts
         parse_port_range(self.get(METRICS_PROMETHEUS_PORT) or "9249", METRICS_PROMETHEUS_PORT)
+        self.security()
         return warnings
 
     def as_dict(self) -> dict[str, str]:
@@ -218,6 +233,32 @@ class ServerConfig:
         """Host and port of the first listener in ``bind.listeners`` (``NAME://host:port``)."""
         first = self.bind_listeners()[0]
         return first.host, first.port
+
+    def advertised_listeners(self) -> list[Listener]:
+        """Every bound listener as others should reach it: its ``advertised.listeners`` entry of the same name,
+        else its bind address."""
+        bound = self.bind_listeners()
+        adv = self.get(ADVERTISED_LISTENERS)
+        advertised = {lst.name: lst for lst in parse_listeners(adv, ADVERTISED_LISTENERS)} if adv else {}
+        if adv and len(bound) == 1 and len(advertised) == 1:  # one listener: its name need not match
+            return [next(iter(advertised.values()))]
+        return [advertised.get(lst.name, lst) for lst in bound]
+
+    def security(self):
+        """The security settings (``fluss.server.security.settings``), checked."""
+        from fluss.server.security.settings import SecuritySettings
+
+        return SecuritySettings.from_config(self.get, self.bind_listeners())
+
+    def internal_endpoint(self) -> tuple[str, int]:
+        """Host and port of the internal listener (``internal.listener.name``) as other servers reach it."""
+        internal = self.security().internal_listener
+        found = next(lst for lst in self.advertised_listeners() if lst.name == internal)
+        return found.host, found.port
+
+    def advertised_endpoints(self) -> dict[str, str]:
+        """Listener name → advertised ``host:port``."""
+        return {lst.name: lst.address for lst in self.advertised_listeners()}
 
     def advertised_address(self) -> tuple[str, int]:
         adv = self.get(ADVERTISED_LISTENERS)

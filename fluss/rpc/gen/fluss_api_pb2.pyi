@@ -482,6 +482,78 @@ class GetMetadataResponse(_message.Message):
     partitions: _containers.RepeatedCompositeFieldContainer[PartitionMetadataPb]
     def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., coordinator: _Optional[_Union[ServerNodePb, _Mapping]] = ..., tablet_servers: _Optional[_Iterable[_Union[ServerNodePb, _Mapping]]] = ..., tables: _Optional[_Iterable[_Union[TableMetadataPb, _Mapping]]] = ..., partitions: _Optional[_Iterable[_Union[PartitionMetadataPb, _Mapping]]] = ...) -> None: ...
 
+class AclPb(_message.Message):
+    __slots__ = ("resource_type", "resource_name", "principal", "operation", "permission", "host")
+    RESOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    resource_type: str
+    resource_name: str
+    principal: str
+    operation: str
+    permission: str
+    host: str
+    def __init__(self, resource_type: _Optional[str] = ..., resource_name: _Optional[str] = ..., principal: _Optional[str] = ..., operation: _Optional[str] = ..., permission: _Optional[str] = ..., host: _Optional[str] = ...) -> None: ...
+
+class AclFilterPb(_message.Message):
+    __slots__ = ("resource_type", "resource_name", "principal", "operation", "permission", "host")
+    RESOURCE_TYPE_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_NAME_FIELD_NUMBER: _ClassVar[int]
+    PRINCIPAL_FIELD_NUMBER: _ClassVar[int]
+    OPERATION_FIELD_NUMBER: _ClassVar[int]
+    PERMISSION_FIELD_NUMBER: _ClassVar[int]
+    HOST_FIELD_NUMBER: _ClassVar[int]
+    resource_type: str
+    resource_name: str
+    principal: str
+    operation: str
+    permission: str
+    host: str
+    def __init__(self, resource_type: _Optional[str] = ..., resource_name: _Optional[str] = ..., principal: _Optional[str] = ..., operation: _Optional[str] = ..., permission: _Optional[str] = ..., host: _Optional[str] = ...) -> None: ...
+
+class CreateAclsRequest(_message.Message):
+    __slots__ = ("acls",)
+    ACLS_FIELD_NUMBER: _ClassVar[int]
+    acls: _containers.RepeatedCompositeFieldContainer[AclPb]
+    def __init__(self, acls: _Optional[_Iterable[_Union[AclPb, _Mapping]]] = ...) -> None: ...
+
+class CreateAclsResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class ListAclsRequest(_message.Message):
+    __slots__ = ("filter",)
+    FILTER_FIELD_NUMBER: _ClassVar[int]
+    filter: AclFilterPb
+    def __init__(self, filter: _Optional[_Union[AclFilterPb, _Mapping]] = ...) -> None: ...
+
+class ListAclsResponse(_message.Message):
+    __slots__ = ("error", "acls")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    ACLS_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    acls: _containers.RepeatedCompositeFieldContainer[AclPb]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., acls: _Optional[_Iterable[_Union[AclPb, _Mapping]]] = ...) -> None: ...
+
+class DropAclsRequest(_message.Message):
+    __slots__ = ("filters",)
+    FILTERS_FIELD_NUMBER: _ClassVar[int]
+    filters: _containers.RepeatedCompositeFieldContainer[AclFilterPb]
+    def __init__(self, filters: _Optional[_Iterable[_Union[AclFilterPb, _Mapping]]] = ...) -> None: ...
+
+class DropAclsResponse(_message.Message):
+    __slots__ = ("error", "dropped")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    dropped: _containers.RepeatedCompositeFieldContainer[AclPb]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., dropped: _Optional[_Iterable[_Union[AclPb, _Mapping]]] = ...) -> None: ...
+
 class LakeBucketOffsetPb(_message.Message):
     __slots__ = ("partition_id", "bucket_id", "log_offset", "max_timestamp", "partition_name")
     PARTITION_ID_FIELD_NUMBER: _ClassVar[int]

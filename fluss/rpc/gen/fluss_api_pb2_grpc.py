@@ -144,6 +144,21 @@ class AdminServiceStub(object):
                 request_serializer=fluss__api__pb2.GetLatestLakeSnapshotRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.GetLatestLakeSnapshotResponse.FromString,
                 _registered_method=True)
+        self.CreateAcls = channel.unary_unary(
+                '/fluss.rpc.AdminService/CreateAcls',
+                request_serializer=fluss__api__pb2.CreateAclsRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.CreateAclsResponse.FromString,
+                _registered_method=True)
+        self.ListAcls = channel.unary_unary(
+                '/fluss.rpc.AdminService/ListAcls',
+                request_serializer=fluss__api__pb2.ListAclsRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.ListAclsResponse.FromString,
+                _registered_method=True)
+        self.DropAcls = channel.unary_unary(
+                '/fluss.rpc.AdminService/DropAcls',
+                request_serializer=fluss__api__pb2.DropAclsRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.DropAclsResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer(object):
@@ -275,6 +290,24 @@ class AdminServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CreateAcls(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListAcls(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DropAcls(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -382,6 +415,21 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.GetLatestLakeSnapshot,
                     request_deserializer=fluss__api__pb2.GetLatestLakeSnapshotRequest.FromString,
                     response_serializer=fluss__api__pb2.GetLatestLakeSnapshotResponse.SerializeToString,
+            ),
+            'CreateAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.CreateAcls,
+                    request_deserializer=fluss__api__pb2.CreateAclsRequest.FromString,
+                    response_serializer=fluss__api__pb2.CreateAclsResponse.SerializeToString,
+            ),
+            'ListAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListAcls,
+                    request_deserializer=fluss__api__pb2.ListAclsRequest.FromString,
+                    response_serializer=fluss__api__pb2.ListAclsResponse.SerializeToString,
+            ),
+            'DropAcls': grpc.unary_unary_rpc_method_handler(
+                    servicer.DropAcls,
+                    request_deserializer=fluss__api__pb2.DropAclsRequest.FromString,
+                    response_serializer=fluss__api__pb2.DropAclsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -951,6 +999,87 @@ class AdminService(object):
             '/fluss.rpc.AdminService/GetLatestLakeSnapshot',
             fluss__api__pb2.GetLatestLakeSnapshotRequest.SerializeToString,
             fluss__api__pb2.GetLatestLakeSnapshotResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CreateAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/CreateAcls',
+            fluss__api__pb2.CreateAclsRequest.SerializeToString,
+            fluss__api__pb2.CreateAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/ListAcls',
+            fluss__api__pb2.ListAclsRequest.SerializeToString,
+            fluss__api__pb2.ListAclsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DropAcls(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/DropAcls',
+            fluss__api__pb2.DropAclsRequest.SerializeToString,
+            fluss__api__pb2.DropAclsResponse.FromString,
             options,
             channel_credentials,
             insecure,

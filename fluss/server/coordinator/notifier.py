@@ -14,7 +14,7 @@ import grpc
 
 from fluss.errors import RETRIABLE_CODES
 from fluss.metadata import ServerNode, TableBucket
-from fluss.rpc.channels import ChannelPool
+from fluss.rpc.channels import ChannelFactory, ChannelPool
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.coordinator.context import CoordinatorContext
 
@@ -24,9 +24,9 @@ RETRY_DELAY_S = 0.2
 
 
 class TabletNotifier:
-    def __init__(self, context: CoordinatorContext) -> None:
+    def __init__(self, context: CoordinatorContext, channels: ChannelFactory | None = None) -> None:
         self.ctx = context
-        self.channels = ChannelPool()
+        self.channels = ChannelPool(channels)
         self._queues: dict[int, asyncio.Queue] = {}
         self._tasks: dict[int, asyncio.Task] = {}
 

@@ -195,7 +195,8 @@ class CoordinatorEventProcessor:
                         ctx.partitions[preg.partition_id] = PartitionEntry(info.table_id, name, preg)
                         self._load_buckets(info.table_id, preg.partition_id)
             for sid, reg in zk.get_tablet_servers().items():
-                ctx.live_servers[sid] = ServerNode(sid, reg.host, reg.port, "TabletServer", reg.metrics_port)
+                ctx.live_servers[sid] = ServerNode(sid, reg.host, reg.port, "TabletServer", reg.metrics_port,
+                                                   tuple(sorted(reg.endpoints.items())))
                 ctx.registered_at[sid] = reg.register_time
 
         await self._zk(load)
@@ -488,7 +489,8 @@ class CoordinatorEventProcessor:
         for sid in joined:
             reg = regs[sid]
             self.ctx.registered_at[sid] = reg.register_time
-            await self._on_server_joined(sid, ServerNode(sid, reg.host, reg.port, "TabletServer", reg.metrics_port))
+            await self._on_server_joined(sid, ServerNode(sid, reg.host, reg.port, "TabletServer", reg.metrics_port,
+                                                         tuple(sorted(reg.endpoints.items()))))
 
     async def _on_server_lost(self, sid: int) -> None:
         node = self.ctx.live_servers.pop(sid, None)

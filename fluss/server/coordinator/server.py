@@ -31,6 +31,7 @@ from fluss.server.coordinator.service import AdminServicer, CoordinatorServicer
 from fluss.server.diagnostics import install_dump_on_sigusr1
 from fluss.server.metrics.common import ServerMetrics
 from fluss.server.metrics.coordinator import CoordinatorMetrics
+from fluss.server.security.server_security import ServerSecurity
 from fluss.server.zk.client import SessionState, ZooKeeperClient
 from fluss.server.zk.data import CoordinatorRegistration
 
@@ -41,8 +42,11 @@ class CoordinatorServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.server_id = int(config.get(COORDINATOR_ID, "0"))
-        host, port = config.advertised_address()
-        self.node = ServerNode(self.server_id, host, port, "CoordinatorServer")
+        self.security = ServerSecurity.from_config(config)
+        host, port = config.internal_endpoint()
+        self.endpoints = config.advertised_endpoints()
+        self.node = ServerNode(self.server_id, host, port, "CoordinatorServer",
+                               endpoints=tuple(sorted(self.endpoints.items())))
         self.zk = ZooKeeperClient(config.require(ZOOKEEPER_ADDRESS), config.get(ZOOKEEPER_PATH_ROOT),
                                   config.get_duration_ms(ZOOKEEPER_SESSION_TIMEOUT) / 1000)
         self.metrics = ServerMetrics("coordinator", config.as_dict(), self.server_id, config.bind_address()[0])
@@ -64,10 +68,11 @@ class CoordinatorServer:
         metrics_port = self.metrics.start().get("prometheus")
         if metrics_port:
             self.node = self.node.with_metrics_port(metrics_port)
-        self._grpc = (RpcServerBuilder(self.config.bind_listeners(), stats=self.metrics.request_stats)
-                      .add_service(rpc.add_AdminServiceServicer_to_server, AdminServicer(self))
-                      .add_service(rpc.add_CoordinatorServiceServicer_to_server, CoordinatorServicer(self))
-                      .build())
+        await asyncio.to_thread(self.security.start, self.zk)
+        builder = (RpcServerBuilder(self.config.bind_listeners(), stats=self.metrics.request_stats)
+                   .add_service(rpc.add_AdminServiceServicer_to_server, AdminServicer(self))
+                   .add_service(rpc.add_CoordinatorServiceServicer_to_server, CoordinatorServicer(self)))
+        self._grpc = self.security.install(builder, self._table_path_of).build()
         await self._grpc.start()
         log.info("coordinator %d listening on %s", self.server_id, ", ".join(map(str, self._grpc.listeners)))
         campaign = asyncio.create_task(self._campaign())
@@ -75,16 +80,21 @@ class CoordinatorServer:
         campaign.cancel()
         await self.shutdown()
 
+    def _table_path_of(self, table_id: int):
+        info = self.processor.ctx.tables_by_id.get(table_id) if self.processor else None
+        return info.table_path if info is not None else None
+
     async def _campaign(self) -> None:
         """Waits until this server holds /coordinators/active, then becomes the active coordinator."""
-        candidate = CoordinatorRegistration(self.server_id, self.node.host, self.node.port, -1)
+        candidate = CoordinatorRegistration(self.server_id, self.node.host, self.node.port, -1, endpoints=self.endpoints)
         while not await asyncio.to_thread(self.zk.campaign_once, candidate):
             pass
         epoch = await asyncio.to_thread(self.zk.bump_coordinator_epoch)
         await asyncio.to_thread(self.zk.publish_active_coordinator,
-                                CoordinatorRegistration(self.server_id, self.node.host, self.node.port, epoch))
+                                CoordinatorRegistration(self.server_id, self.node.host, self.node.port, epoch,
+                                                        endpoints=self.endpoints))
         ctx = CoordinatorContext(epoch=epoch)
-        self.notifier = TabletNotifier(ctx)
+        self.notifier = TabletNotifier(ctx, self.security.internal_channel_factory())
         processor = CoordinatorEventProcessor(self.zk, self.config, ctx, self.notifier,
                                               self.coordinator_metrics.event_done)
         await processor.start()
@@ -98,6 +108,7 @@ class CoordinatorServer:
 
     async def shutdown(self) -> None:
         self._closing = True
+        self.security.stop()
         if self.processor:
             await self.processor.stop()
         if self.notifier:

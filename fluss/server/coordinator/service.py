@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 
+from fluss.acl import (
+    OperationType,
+    Resource,
+    binding_from_pb,
+    binding_to_pb,
+    filter_from_pb,
+)
 from fluss.errors import ErrorCode, FlussError
-from fluss.metadata import DatabaseDescriptor, TableBucket, TableChange, TableDescriptor, TablePath
+from fluss.metadata import (
+    DatabaseDescriptor,
+    ServerNode,
+    TableBucket,
+    TableChange,
+    TableDescriptor,
+    TablePath,
+)
 from fluss.rpc.errors import OK, error_info
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
+from fluss.rpc.interceptors import current_request
 from fluss.server.coordinator.processor import CoordinatorEventProcessor
+from fluss.server.security.authorizer import add_to, binding_of, sort_key
+from fluss.server.security.session import current_session
 from fluss.server.zk.data import KvSnapshotRecord, LakeBucketOffset, LakeSnapshotRecord
 from fluss.table_options import DATALAKE_ENABLED
 
@@ -33,9 +51,23 @@ def _guard(response_type: type) -> Callable:
     return wrap
 
 
+def _for_caller(node: ServerNode) -> pb.ServerNodePb:
+    """A node at the address of the listener the request came through (clients of a SASL listener are told the
+    SASL addresses of the other servers, clients of a plaintext one the plaintext addresses)."""
+    request = current_request()
+    return node.for_listener(request.listener if request else None).to_pb()
+
+
 class AdminServicer(rpc.AdminServiceServicer):
     def __init__(self, server) -> None:
         self._server = server
+
+    @property
+    def _authorizer(self):
+        return self._server.security.authorizer
+
+    def _may_see(self, resource: Resource) -> bool:
+        return self._authorizer.may_see(current_session(), resource)
 
     def is_active(self) -> bool:
         return self._server.processor is not None
@@ -58,11 +90,14 @@ class AdminServicer(rpc.AdminServiceServicer):
 
     @_guard(pb.ListDatabasesResponse)
     async def ListDatabases(self, request, context):
-        return pb.ListDatabasesResponse(error=OK, database_names=sorted(self.p.ctx.databases))
+        names = [db for db in sorted(self.p.ctx.databases) if self._may_see(Resource.database(db))]
+        return pb.ListDatabasesResponse(error=OK, database_names=names)
 
     @_guard(pb.DatabaseExistsResponse)
     async def DatabaseExists(self, request, context):
-        return pb.DatabaseExistsResponse(error=OK, exists=request.database_name in self.p.ctx.databases)
+        db = request.database_name
+        visible = db == "fluss" or self._may_see(Resource.database(db))  # the default database is exempt (Fluss)
+        return pb.DatabaseExistsResponse(error=OK, exists=visible and db in self.p.ctx.databases)
 
     @_guard(pb.GetDatabaseInfoResponse)
     async def GetDatabaseInfo(self, request, context):
@@ -102,12 +137,17 @@ class AdminServicer(rpc.AdminServiceServicer):
         db = request.database_name
         if db not in self.p.ctx.databases:
             raise FlussError(f"Database '{db}' does not exist", ErrorCode.DATABASE_NOT_EXIST)
-        names = sorted(p.table_name for p in self.p.ctx.tables if p.database_name == db)
+        session = current_session()
+        names = sorted(p.table_name for p in self.p.ctx.tables if p.database_name == db and
+                       self._authorizer.authorize(session, OperationType.DESCRIBE, Resource.table(db, p.table_name)))
         return pb.ListTablesResponse(error=OK, table_names=names)
 
     @_guard(pb.TableExistsResponse)
     async def TableExists(self, request, context):
-        return pb.TableExistsResponse(error=OK, exists=TablePath.from_pb(request.table_path) in self.p.ctx.tables)
+        path = TablePath.from_pb(request.table_path)
+        visible = self._authorizer.authorize(current_session(), OperationType.DESCRIBE,
+                                             Resource.table(path.database_name, path.table_name))
+        return pb.TableExistsResponse(error=OK, exists=visible and path in self.p.ctx.tables)
 
     # partitions
     @_guard(pb.CreatePartitionResponse)
@@ -141,14 +181,14 @@ class AdminServicer(rpc.AdminServiceServicer):
     # cluster
     @_guard(pb.GetServerNodesResponse)
     async def GetServerNodes(self, request, context):
-        nodes = [self._server.node.to_pb()] + [n.to_pb() for _, n in sorted(self.p.ctx.live_servers.items())]
+        nodes = [_for_caller(self._server.node)] + [_for_caller(n) for _, n in sorted(self.p.ctx.live_servers.items())]
         return pb.GetServerNodesResponse(error=OK, nodes=nodes)
 
     @_guard(pb.GetMetadataResponse)
     async def GetMetadata(self, request, context):
         ctx = self.p.ctx
-        resp = pb.GetMetadataResponse(error=OK, coordinator=self._server.node.to_pb(),
-                                      tablet_servers=[n.to_pb() for _, n in sorted(ctx.live_servers.items())])
+        resp = pb.GetMetadataResponse(error=OK, coordinator=_for_caller(self._server.node),
+                                      tablet_servers=[_for_caller(n) for _, n in sorted(ctx.live_servers.items())])
         for path_pb in request.table_paths:
             info = self.p.table_or_raise(TablePath.from_pb(path_pb))
             resp.tables.append(pb.TableMetadataPb(table_info=info.to_pb(),
@@ -165,6 +205,10 @@ class AdminServicer(rpc.AdminServiceServicer):
             entry = ctx.partitions.get(pid)
             if entry is None:
                 raise FlussError(f"Partition id {pid} does not exist", ErrorCode.PARTITION_NOT_EXISTS)
+            owner = ctx.tables_by_id.get(entry.table_id)
+            if owner is not None:
+                self._authorizer.check(current_session(), OperationType.DESCRIBE,
+                                       Resource.table(owner.table_path.database_name, owner.table_path.table_name))
             wanted.append((entry.table_id, entry.name, pid))
         for table_id, name, pid in wanted:
             resp.partitions.append(pb.PartitionMetadataPb(table_id=table_id, partition_name=name, partition_id=pid,
@@ -221,6 +265,53 @@ class AdminServicer(rpc.AdminServiceServicer):
     async def InitWriter(self, request, context):
         return pb.InitWriterResponse(error=OK, writer_id=await self.p.init_writer())
 
+    # ACLs (the AccessControl interceptor checked ALL on the resources for create and drop)
+    def _require_authorizer(self) -> None:
+        if not self._authorizer.enabled:
+            raise FlussError("ACLs need the authorizer: set authorizer.enabled: true on the servers",
+                             ErrorCode.SECURITY_DISABLED_EXCEPTION)
+
+    @_guard(pb.CreateAclsResponse)
+    async def CreateAcls(self, request, context):
+        self._require_authorizer()
+        bindings = [binding_from_pb(a) for a in request.acls]
+        by_resource: dict[Resource, list] = {}
+        for b in bindings:
+            by_resource.setdefault(b.resource, []).append(b)
+        zk = self._server.zk
+        for resource, bs in by_resource.items():
+            await asyncio.to_thread(zk.update_resource_acls, resource.type.name, resource.name,
+                                    lambda acls, bs=bs: add_to(acls, bs))
+        await asyncio.to_thread(self._authorizer.reload)
+        return pb.CreateAclsResponse(error=OK)
+
+    @_guard(pb.ListAclsResponse)
+    async def ListAcls(self, request, context):
+        self._require_authorizer()
+        flt = filter_from_pb(request.filter)
+        session = current_session()
+        visible = [b for b in self._authorizer.bindings(flt)
+                   if self._authorizer.authorize(session, OperationType.DESCRIBE, b.resource)]
+        return pb.ListAclsResponse(error=OK, acls=[binding_to_pb(b) for b in visible])
+
+    @_guard(pb.DropAclsResponse)
+    async def DropAcls(self, request, context):
+        self._require_authorizer()
+        filters = [filter_from_pb(f) for f in request.filters]
+        await asyncio.to_thread(self._authorizer.reload)
+        matched = sorted({b for f in filters for b in self._authorizer.bindings(f)}, key=sort_key)
+        zk = self._server.zk
+        for resource in {b.resource for b in matched}:
+            def remove(acls, resource=resource):
+                keep = [e for e in acls.acls if not any(f.matches(_binding(resource, e)) for f in filters)]
+                if len(keep) == len(acls.acls):
+                    return None
+                return type(acls)(keep)
+            await asyncio.to_thread(zk.update_resource_acls, resource.type.name, resource.name, remove)
+        dropped = [binding_to_pb(b) for b in matched]
+        await asyncio.to_thread(self._authorizer.reload)
+        return pb.DropAclsResponse(error=OK, dropped=dropped)
+
     def _bucket_metadata(self, table_id: int, partition_id: int) -> list[pb.BucketMetadataPb]:
         out = []
         for tb in self.p.ctx.buckets_of(table_id, partition_id):
@@ -229,6 +320,10 @@ class AdminServicer(rpc.AdminServiceServicer):
             out.append(pb.BucketMetadataPb(bucket_id=tb.bucket_id, leader_id=leader, leader_epoch=lai.leader_epoch,
                                            replicas=self.p.ctx.replicas(tb), isr=lai.isr))
         return out
+
+
+def _binding(resource: Resource, entry):
+    return binding_of(resource.type.name, resource.name, entry)
 
 
 def _lake_snapshot_pb(snapshot: LakeSnapshotRecord) -> pb.LakeSnapshotPb:

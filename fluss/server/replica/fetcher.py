@@ -19,7 +19,7 @@ import grpc
 
 from fluss.errors import ErrorCode
 from fluss.metadata import TableBucket
-from fluss.rpc.channels import ChannelPool
+from fluss.rpc.channels import ChannelFactory, ChannelPool
 from fluss.rpc.gen import fluss_api_pb2 as pb
 
 log = logging.getLogger(__name__)
@@ -27,12 +27,12 @@ log = logging.getLogger(__name__)
 
 class ReplicaFetcherManager:
     def __init__(self, manager, resolve_address: Callable[[int], str | None], max_wait_ms: int,
-                 max_bytes: int = 16 * 1024 * 1024) -> None:
+                 max_bytes: int = 16 * 1024 * 1024, channels: ChannelFactory | None = None) -> None:
         self.manager = manager
         self.resolve_address = resolve_address
         self.max_wait_ms = max_wait_ms
         self.max_bytes = max_bytes
-        self.channels = ChannelPool()
+        self.channels = ChannelPool(channels)
         self._buckets: dict[int, set[TableBucket]] = {}
         self._tasks: dict[int, asyncio.Task] = {}
         self._needs_truncation: set[TableBucket] = set()

@@ -8,15 +8,15 @@ import asyncio
 import grpc
 
 from fluss.errors import ErrorCode, FlussError
-from fluss.rpc.channels import ChannelPool
+from fluss.rpc.channels import ChannelFactory, ChannelPool
 from fluss.rpc.errors import raise_for_error
 from fluss.server.zk.client import ZooKeeperClient
 
 
 class CoordinatorChannel:
-    def __init__(self, zk: ZooKeeperClient) -> None:
+    def __init__(self, zk: ZooKeeperClient, channels: ChannelFactory | None = None) -> None:
         self._zk = zk
-        self._channels = ChannelPool()
+        self._channels = ChannelPool(channels)
         self._address: str | None = None
 
     async def _resolve(self) -> str:

@@ -42,6 +42,7 @@ from fluss.server.metrics.common import ServerMetrics
 from fluss.server.metrics.tablet import TabletServerMetrics
 from fluss.server.replica.fetcher import ReplicaFetcherManager
 from fluss.server.replica.manager import ReplicaManager
+from fluss.server.security.server_security import ServerSecurity
 from fluss.server.tablet.control_checks import ControlRequestChecker
 from fluss.server.tablet.coordinator_channel import CoordinatorChannel
 from fluss.server.tablet.service import TabletServicer
@@ -54,7 +55,9 @@ class TabletServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.server_id = config.get_int(TABLET_SERVER_ID)
-        self.host, self.port = config.advertised_address()
+        self.security = ServerSecurity.from_config(config)
+        self.host, self.port = config.internal_endpoint()
+        self.endpoints = config.advertised_endpoints()
         self.data_dir = Path(config.require(DATA_DIR))
         self.zk = ZooKeeperClient(config.require(ZOOKEEPER_ADDRESS), config.get(ZOOKEEPER_PATH_ROOT),
                                   config.get_duration_ms(ZOOKEEPER_SESSION_TIMEOUT) / 1000)
@@ -64,7 +67,7 @@ class TabletServer:
         self.replicas = ReplicaManager(self.server_id, self.data_dir, config.get_bytes(LOG_SEGMENT_FILE_SIZE),
                                        config.get_bytes(LOG_INDEX_INTERVAL_SIZE), config.get_int(MIN_ISR),
                                        config.get_duration_ms(REPLICA_MAX_LAG_TIME), server_metrics)
-        self.coordinator = CoordinatorChannel(self.zk)
+        self.coordinator = CoordinatorChannel(self.zk, self.security.internal_channel_factory())
         self._grpc: RpcServer | None = None
         self._stopped = asyncio.Event()
         self._background: list[asyncio.Task] = []
@@ -85,17 +88,20 @@ class TabletServer:
         self.replicas.remote_data_dir = self.config.get(REMOTE_DATA_DIR) or ""
         self.replicas.kv_snapshot_of = self._latest_kv_snapshot
         self.replicas.followers = ReplicaFetcherManager(
-            self.replicas, self._address_of, self.config.get_duration_ms(REPLICA_FETCH_WAIT_MAX_TIME))
+            self.replicas, self._address_of, self.config.get_duration_ms(REPLICA_FETCH_WAIT_MAX_TIME),
+            channels=self.security.internal_channel_factory())
         self.replicas.control_checks = ControlRequestChecker(self.zk, self.server_id)
         self.replicas.adjust_isr = self._adjust_isr
         self.replicas.disk.report = self._report_storage_state
-        self._grpc = (RpcServerBuilder(self.config.bind_listeners(), stats=self.metrics.request_stats)
-                      .add_service(rpc.add_TabletServiceServicer_to_server,
-                                   TabletServicer(self.replicas, self.config.get_bytes(MAX_REQUEST_SIZE)))
-                      .build())
+        await asyncio.to_thread(self.security.start, self.zk)
+        builder = RpcServerBuilder(self.config.bind_listeners(), stats=self.metrics.request_stats).add_service(
+            rpc.add_TabletServiceServicer_to_server,
+            TabletServicer(self.replicas, self.config.get_bytes(MAX_REQUEST_SIZE)))
+        self._grpc = self.security.install(builder, self._table_path_of).build()
         await self._grpc.start()
         self.server_epoch = await asyncio.to_thread(self.zk.register_tablet_server, self.server_id, self.host,
-                                                    self.port, metrics_port=self.metrics_port)
+                                                    self.port, metrics_port=self.metrics_port,
+                                                    endpoints=self.endpoints)
         log.info("tablet server %d serving on %s:%d, data in %s (registration epoch %d)", self.server_id, self.host,
                  self.port, self.data_dir, self.server_epoch)
         self._background.append(asyncio.create_task(self._retention_loop()))
@@ -109,6 +115,10 @@ class TabletServer:
             except Exception:  # noqa: BLE001 - stop anyway; the coordinator will notice the session end
                 log.warning("controlled shutdown did not complete", exc_info=True)
         await self.shutdown()
+
+    def _table_path_of(self, table_id: int):
+        info = self.replicas.tables.get(table_id)
+        return info.table_path if info is not None else None
 
     def _address_of(self, server_id: int) -> str | None:
         reg = self.zk.get_tablet_servers().get(server_id)
@@ -232,7 +242,8 @@ class TabletServer:
     def _register_again(self) -> None:
         try:
             self.server_epoch = self.zk.register_tablet_server(self.server_id, self.host, self.port,
-                                                               metrics_port=self.metrics_port)
+                                                               metrics_port=self.metrics_port,
+                                                               endpoints=self.endpoints)
             log.info("tablet server %d registered again (registration epoch %d)", self.server_id, self.server_epoch)
         except Exception:  # noqa: BLE001 - without a registration this server is useless: stop it
             log.exception("tablet server %d could not register again; exiting", self.server_id)
@@ -240,6 +251,7 @@ class TabletServer:
 
     async def shutdown(self) -> None:
         self._closing = True
+        self.security.stop()
         await self.coordinator.close()
         for task in self._background:
             task.cancel()

@@ -33,6 +33,7 @@ from fluss.server.zk.data import (
     LakeSnapshotRecord,
     LeaderAndIsr,
     PartitionRegistration,
+    ResourceAcls,
     TableRegistration,
     TabletServerRegistration,
     decode,
@@ -92,7 +93,7 @@ class ZooKeeperClient:
             boot.close()
         self._zk.start(timeout=timeout_s)
         for p in (paths.TABLET_SERVER_IDS, paths.DATABASES, paths.TABLE_ASSIGNMENTS, paths.PARTITION_ASSIGNMENTS,
-                  paths.COORDINATORS):
+                  paths.COORDINATORS, paths.ACL_CHANGES):
             self._zk.ensure_path(p)
 
     def close(self) -> None:
@@ -101,6 +102,55 @@ class ZooKeeperClient:
             self._zk.close()
         except Exception:  # noqa: BLE001 - closing is best effort
             log.debug("error closing zookeeper client", exc_info=True)
+
+    # ------------------------------------------------------------ ACLs
+
+    def list_resource_acls(self) -> dict[tuple[str, str], ResourceAcls]:
+        """Every resource's ACLs: (resource type, name) → its node."""
+        out: dict[tuple[str, str], ResourceAcls] = {}
+        if not self._zk.exists(paths.ACLS):
+            return out
+        for rtype in self._zk.get_children(paths.ACLS):
+            for name in self._zk.get_children(paths.acl_type(rtype)):
+                try:
+                    data, _ = self._zk.get(paths.acl(rtype, name))
+                except NoNodeError:
+                    continue
+                out[(rtype, name)] = decode(ResourceAcls, data)
+        return out
+
+    def update_resource_acls(self, resource_type: str, name: str,
+                             change: Callable[[ResourceAcls], ResourceAcls | None]) -> None:
+        """Applies ``change`` to a resource's ACLs by versioned compare-and-set (None = no change; an empty list
+        removes the node), then bumps ``/acl_changes`` so every server reloads."""
+        node = paths.acl(resource_type, name)
+        while True:
+            try:
+                data, stat = self._zk.get(node)
+                current, version = decode(ResourceAcls, data), stat.version
+            except NoNodeError:
+                current, version = ResourceAcls(), -1
+            updated = change(current)
+            if updated is None:
+                return
+            try:
+                if version < 0:
+                    if not updated.acls:
+                        return
+                    self._zk.create(node, encode(updated), makepath=True)
+                elif updated.acls:
+                    self._zk.set(node, encode(updated), version=version)
+                else:
+                    self._zk.delete(node, version=version)
+                break
+            except (BadVersionError, NodeExistsError, NoNodeError):
+                continue
+        self._zk.set(paths.ACL_CHANGES, str(time.time_ns()).encode())
+
+    def watch_acl_changes(self, callback: Callable[[], None]) -> None:
+        """Calls ``callback()`` now and after every ACL change (from a kazoo thread)."""
+        self._zk.ensure_path(paths.ACL_CHANGES)
+        self._zk.DataWatch(paths.ACL_CHANGES, lambda _data, _stat: callback())
 
     # ------------------------------------------------------------ ids
 
@@ -119,11 +169,11 @@ class ZooKeeperClient:
     # ------------------------------------------------------------ servers
 
     def register_tablet_server(self, server_id: int, host: str, port: int, wait_s: float = 30.0,
-                               metrics_port: int = 0) -> int:
+                               metrics_port: int = 0, endpoints: dict[str, str] | None = None) -> int:
         """Creates the ephemeral registration (waiting for a previous session's node to expire); returns the
         server's registration epoch (see :meth:`tablet_server_epoch`)."""
         node = paths.tablet_server(server_id)
-        reg = TabletServerRegistration(host, port, int(time.time() * 1000), metrics_port)
+        reg = TabletServerRegistration(host, port, int(time.time() * 1000), metrics_port, dict(endpoints or {}))
         deadline = time.monotonic() + wait_s
         while True:
             try:

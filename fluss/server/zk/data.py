@@ -17,10 +17,14 @@ def loads(data: bytes) -> dict:
 
 @dataclass
 class TabletServerRegistration:
+    """``host``/``port``: the internal listener (other servers use it); ``endpoints``: every advertised listener,
+    name → host:port (clients get the one of the listener they came through)."""
+
     host: str
     port: int
     register_time: int
     metrics_port: int = 0  # the Prometheus endpoint on host (0: none)
+    endpoints: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -29,6 +33,7 @@ class CoordinatorRegistration:
     host: str
     port: int
     epoch: int
+    endpoints: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -111,6 +116,21 @@ class Assignment:
     buckets: dict[int, list[int]] = field(default_factory=dict)
 
 
+@dataclass
+class AclEntry:
+    """One ACL of a resource's ``/acls/{type}/{name}`` node (the resource is the node)."""
+
+    principal: str  # "User:alice"
+    operation: str  # OperationType name
+    permission: str  # "ALLOW" | "DENY"
+    host: str = "*"
+
+
+@dataclass
+class ResourceAcls:
+    acls: list[AclEntry] = field(default_factory=list)
+
+
 def encode(obj: object) -> bytes:
     if isinstance(obj, Assignment):
         return dumps({"table_id": obj.table_id, "buckets": {str(b): r for b, r in obj.buckets.items()}})
@@ -121,6 +141,8 @@ def decode(cls: type, data: bytes):
     raw = loads(data)
     if cls is Assignment:
         return Assignment(raw["table_id"], {int(b): list(r) for b, r in raw["buckets"].items()})
+    if cls is ResourceAcls:
+        return ResourceAcls([AclEntry(**a) for a in raw.get("acls", [])])
     if cls is LakeSnapshotRecord:
         return LakeSnapshotRecord(raw["table_id"], raw["snapshot_id"], raw.get("commit_time", 0),
                                   [LakeBucketOffset(**b) for b in raw.get("buckets", [])])

@@ -18,6 +18,8 @@ describes each node and the JSON stored in it.
     /tabletservers/tables/{table_id}/lake_snapshot   the latest lake snapshot: {snapshot_id, buckets: [...]}
     /tabletservers/partitions/{partition_id}      replica assignment of a partition {table_id, buckets}
     /tabletservers/partitions/{partition_id}/buckets/{b}/leader_isr
+    /acls/{CLUSTER|DATABASE|TABLE}/{name}        the ACLs of one resource {acls: [{principal, operation, ...}]}
+    /acl_changes                                  its data version changes with every ACL change (servers watch it)
 """
 
 from __future__ import annotations
@@ -33,6 +35,8 @@ PARTITION_ID_SEQ = "/metadata/partition_id_seq"
 WRITER_ID_SEQ = "/metadata/writer_id_seq"
 TABLE_ASSIGNMENTS = "/tabletservers/tables"
 PARTITION_ASSIGNMENTS = "/tabletservers/partitions"
+ACLS = "/acls"
+ACL_CHANGES = "/acl_changes"
 
 
 def tablet_server(server_id: int) -> str:
@@ -94,3 +98,11 @@ def lake_snapshot(table_id: int) -> str:
 
 def kv_snapshot(table_id: int, partition_id: int, bucket: int) -> str:
     return f"{bucket_dir(table_id, partition_id, bucket)}/kv_snapshot"
+
+
+def acl_type(resource_type: str) -> str:
+    return f"{ACLS}/{resource_type}"
+
+
+def acl(resource_type: str, name: str) -> str:
+    return f"{acl_type(resource_type)}/{name}"

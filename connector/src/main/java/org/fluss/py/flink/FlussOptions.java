@@ -25,6 +25,33 @@ public final class FlussOptions {
             .durationType().defaultValue(Duration.ofSeconds(5))
             .withDescription("How long to keep trying an unreachable bootstrap.servers before failing.");
 
+    public static final ConfigOption<String> CLIENT_SECURITY_PROTOCOL = ConfigOptions.key("client.security.protocol")
+            .stringType().defaultValue("PLAINTEXT").withDescription("PLAINTEXT or SASL.");
+    public static final ConfigOption<String> CLIENT_SECURITY_SASL_MECHANISM =
+            ConfigOptions.key("client.security.sasl.mechanism").stringType().defaultValue("PLAIN")
+                    .withDescription("The SASL mechanism (PLAIN).");
+    public static final ConfigOption<String> CLIENT_SECURITY_SASL_USERNAME =
+            ConfigOptions.key("client.security.sasl.username").stringType().noDefaultValue();
+    public static final ConfigOption<String> CLIENT_SECURITY_SASL_PASSWORD =
+            ConfigOptions.key("client.security.sasl.password").stringType().noDefaultValue();
+    public static final ConfigOption<String> CLIENT_SECURITY_SASL_JAAS_CONFIG =
+            ConfigOptions.key("client.security.sasl.jaas.config").stringType().noDefaultValue()
+                    .withDescription("JAAS form of the credentials: '...PlainLoginModule required username=\"..\" "
+                            + "password=\"..\";'.");
+    public static final ConfigOption<Boolean> CLIENT_SECURITY_SSL_ENABLED =
+            ConfigOptions.key("client.security.ssl.enabled").booleanType().defaultValue(false)
+                    .withDescription("Connect over TLS (the listener must be one of the servers' "
+                            + "security.ssl.listeners).");
+    public static final ConfigOption<String> CLIENT_SECURITY_SSL_TRUSTSTORE_PATH =
+            ConfigOptions.key("client.security.ssl.truststore.path").stringType().noDefaultValue()
+                    .withDescription("PEM file of the CA certificates to trust (default: the JVM's).");
+    public static final ConfigOption<String> CLIENT_SECURITY_SSL_CERTIFICATE_PATH =
+            ConfigOptions.key("client.security.ssl.certificate.path").stringType().noDefaultValue()
+                    .withDescription("PEM client certificate chain, for listeners that require one.");
+    public static final ConfigOption<String> CLIENT_SECURITY_SSL_KEY_PATH =
+            ConfigOptions.key("client.security.ssl.key.path").stringType().noDefaultValue()
+                    .withDescription("PEM (PKCS#8) private key of the client certificate.");
+
     public static final ConfigOption<String> DEFAULT_DATABASE = ConfigOptions.key("default-database")
             .stringType().defaultValue("fluss").withDescription("Default database of the catalog.");
 

@@ -25,6 +25,7 @@ import org.apache.flink.table.catalog.stats.CatalogColumnStatistics;
 import org.apache.flink.table.catalog.stats.CatalogTableStatistics;
 import org.apache.flink.table.expressions.Expression;
 import org.apache.flink.table.factories.Factory;
+import org.fluss.py.flink.client.ConnectionConfig;
 import org.fluss.py.flink.client.FlussClient;
 import org.fluss.py.flink.client.FlussRpcException;
 import org.fluss.py.flink.client.TablePath;
@@ -68,6 +69,7 @@ import java.util.Optional;
  */
 public class FlussCatalog extends AbstractCatalog {
     private final String bootstrapServers;
+    private final ConnectionConfig connection;
     private final long connectTimeoutMs;
     private FlussClient client;
 
@@ -76,21 +78,26 @@ public class FlussCatalog extends AbstractCatalog {
     }
 
     public FlussCatalog(String name, String defaultDatabase, String bootstrapServers, long connectTimeoutMs) {
+        this(name, defaultDatabase, ConnectionConfig.plaintext(bootstrapServers), connectTimeoutMs);
+    }
+
+    public FlussCatalog(String name, String defaultDatabase, ConnectionConfig connection, long connectTimeoutMs) {
         super(name, defaultDatabase);
-        this.bootstrapServers = bootstrapServers;
+        this.bootstrapServers = connection.bootstrapServers();
+        this.connection = connection;
         this.connectTimeoutMs = connectTimeoutMs;
     }
 
     @Override
     public Optional<Factory> getFactory() {
-        return Optional.of(new FlussDynamicTableFactory());
+        return Optional.of(new FlussDynamicTableFactory(connection));
     }
 
     /** Connects and checks that the cluster answers, as Flink catalogs do when they open: a wrong address fails
      * {@code CREATE CATALOG} within the connect timeout, naming the address and the cause. */
     @Override
     public void open() throws CatalogException {
-        FlussClient c = new FlussClient(bootstrapServers, 30_000L, connectTimeoutMs);
+        FlussClient c = new FlussClient(connection, 30_000L, connectTimeoutMs);
         try {
             c.checkReachable();
         } catch (RuntimeException e) {
@@ -140,6 +147,41 @@ public class FlussCatalog extends AbstractCatalog {
         } catch (FlussRpcException e) {
             throw new CatalogException(e.getMessage(), e);
         }
+    }
+
+    /** A coordinator call whose answer's error, if any, becomes a CatalogException with the server's message. */
+    private <R extends com.google.protobuf.Message> R checkedAdmin(
+            java.util.function.Function<org.fluss.py.rpc.AdminServiceGrpc.AdminServiceBlockingStub, R> call,
+            String what) {
+        try {
+            return FlussClient.checkResponse(client().adminCall(call, what), what);
+        } catch (FlussRpcException e) {
+            throw new CatalogException(e.getMessage(), e);
+        }
+    }
+
+    // ------------------------------------------------------------------ procedures (CALL cat.sys.add_acl(...))
+
+    @Override
+    public List<String> listProcedures(String database) throws DatabaseNotExistException, CatalogException {
+        if (!org.fluss.py.flink.procedures.AclProcedures.SYSTEM_DATABASE.equals(database)) {
+            return List.of();
+        }
+        return org.fluss.py.flink.procedures.AclProcedures.all(this::checkedAdmin).keySet().stream().sorted()
+                .toList();
+    }
+
+    @Override
+    public org.apache.flink.table.procedures.Procedure getProcedure(ObjectPath p)
+            throws org.apache.flink.table.catalog.exceptions.ProcedureNotExistException, CatalogException {
+        org.apache.flink.table.procedures.Procedure procedure =
+                org.fluss.py.flink.procedures.AclProcedures.SYSTEM_DATABASE.equals(p.getDatabaseName())
+                        ? org.fluss.py.flink.procedures.AclProcedures.all(this::checkedAdmin).get(p.getObjectName())
+                        : null;
+        if (procedure == null) {
+            throw new org.apache.flink.table.catalog.exceptions.ProcedureNotExistException(getName(), p);
+        }
+        return procedure;
     }
 
     // ------------------------------------------------------------------ databases

@@ -1,6 +1,8 @@
 package org.fluss.py.flink.client;
 
+import io.grpc.ChannelCredentials;
 import io.grpc.ClientInterceptor;
+import io.grpc.InsecureChannelCredentials;
 import io.grpc.ManagedChannel;
 import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
 import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
@@ -30,6 +32,7 @@ public final class ChannelFactory implements AutoCloseable {
     public static final long KEEPALIVE_MS = 10_000L;
 
     private final List<ClientInterceptor> interceptors;
+    private final ChannelCredentials credentials; // TLS or plaintext
     private final long connectTimeoutMs;
     private final Object resources = new Object(); // guards group and executor
     private EventLoopGroup group; // created with the first channel
@@ -37,7 +40,12 @@ public final class ChannelFactory implements AutoCloseable {
     private final List<Thread> threads = new ArrayList<>(); // of group and executor, joined on close
 
     public ChannelFactory(List<ClientInterceptor> interceptors, long connectTimeoutMs) {
+        this(interceptors, InsecureChannelCredentials.create(), connectTimeoutMs);
+    }
+
+    public ChannelFactory(List<ClientInterceptor> interceptors, ChannelCredentials credentials, long connectTimeoutMs) {
         this.interceptors = List.copyOf(interceptors);
+        this.credentials = credentials;
         this.connectTimeoutMs = connectTimeoutMs;
     }
 
@@ -47,12 +55,11 @@ public final class ChannelFactory implements AutoCloseable {
                 group = new NioEventLoopGroup(2, recorded(new DefaultThreadFactory("fluss-client-netty", true)));
                 executor = Executors.newCachedThreadPool(recorded(new DefaultThreadFactory("fluss-client-grpc", true)));
             }
-            return NettyChannelBuilder.forAddress(new InetSocketAddress(host, port))
+            return NettyChannelBuilder.forAddress(new InetSocketAddress(host, port), credentials)
                     .eventLoopGroup(group)
                     .channelType(NioSocketChannel.class)
                     .executor(executor)
                     .offloadExecutor(executor)
-                    .usePlaintext()
                     .maxInboundMessageSize(MAX_MESSAGE_BYTES)
                     .keepAliveTime(KEEPALIVE_MS, TimeUnit.MILLISECONDS)
                     .withOption(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) Math.min(Integer.MAX_VALUE, connectTimeoutMs))

@@ -30,6 +30,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -75,16 +76,30 @@ public final class FlussClient implements AutoCloseable {
     /** (tableId, partitionId) -> bucket -> leader server id */
     private final Map<String, Map<Integer, Integer>> leaders = new ConcurrentHashMap<>();
     private final ChannelFactory channels;
+    private final boolean tls;
 
     public FlussClient(String bootstrapServers) {
-        this(bootstrapServers, 30_000L);
+        this(ConnectionConfig.plaintext(bootstrapServers));
+    }
+
+    public FlussClient(ConnectionConfig connection) {
+        this(connection, 30_000L);
     }
 
     public FlussClient(String bootstrapServers, long timeoutMs) {
-        this(bootstrapServers, timeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
+        this(ConnectionConfig.plaintext(bootstrapServers), timeoutMs);
+    }
+
+    public FlussClient(ConnectionConfig connection, long timeoutMs) {
+        this(connection, timeoutMs, DEFAULT_CONNECT_TIMEOUT_MS);
     }
 
     public FlussClient(String bootstrapServers, long timeoutMs, long connectTimeoutMs) {
+        this(ConnectionConfig.plaintext(bootstrapServers), timeoutMs, connectTimeoutMs);
+    }
+
+    public FlussClient(ConnectionConfig connection, long timeoutMs, long connectTimeoutMs) {
+        String bootstrapServers = connection.bootstrapServers();
         if (bootstrapServers == null || bootstrapServers.isBlank()) {
             throw new IllegalArgumentException("Option 'bootstrap.servers' is required (host:port[,host:port])");
         }
@@ -113,7 +128,8 @@ public final class FlussClient implements AutoCloseable {
         this.timeoutMs = timeoutMs;
         this.connectTimeoutMs = connectTimeoutMs;
         this.coordinators = new ManagedChannel[bootstrap.size()];
-        this.channels = new ChannelFactory(List.of(), timeoutMs);
+        this.tls = connection.isTls();
+        this.channels = new ChannelFactory(connection.interceptors(), connection.channelCredentials(), timeoutMs);
     }
 
     private ManagedChannel channel(String host, int port) {
@@ -141,6 +157,7 @@ public final class FlussClient implements AutoCloseable {
         long fastDeadline = start + Math.min(timeoutMs, connectTimeoutMs);
         FlussRpcException last = null;
         Map<Integer, String> unreachable = new java.util.TreeMap<>();
+        Map<Integer, String> tlsRefused = new java.util.TreeMap<>(); // addresses whose TLS handshake failed
         while (true) {
             int first;
             synchronized (this) {
@@ -158,7 +175,11 @@ public final class FlussClient implements AutoCloseable {
                         throw new FlussRpcException(FlussRpcException.NETWORK_EXCEPTION,
                                 what + " to " + address(index) + " failed: " + e.getStatus());
                     }
-                    unreachable.put(index, unreachableReason(index, e.getStatus(), attemptMs));
+                    String tlsWhy = tlsFailure(e.getStatus());
+                    if (tlsWhy != null) {
+                        tlsRefused.put(index, tlsWhy);
+                    }
+                    unreachable.put(index, tlsWhy != null ? tlsWhy : unreachableReason(index, e.getStatus(), attemptMs));
                     if (last == null || last.code() == FlussRpcException.NETWORK_EXCEPTION) {
                         // a standby's answer says more than a timeout: keep it
                         last = new FlussRpcException(FlussRpcException.NETWORK_EXCEPTION,
@@ -178,6 +199,16 @@ public final class FlussClient implements AutoCloseable {
                     activeCoordinator = index;
                 }
                 return r;
+            }
+            if (!reached && tlsRefused.size() == bootstrap.size()) {
+                // no retry mends a TLS mismatch or an untrusted certificate: say so at once
+                StringBuilder causes = new StringBuilder();
+                for (Map.Entry<Integer, String> e : tlsRefused.entrySet()) {
+                    causes.append(causes.length() == 0 ? "" : "; ").append(address(e.getKey())).append(": ")
+                            .append(e.getValue());
+                }
+                throw new FlussRpcException(FlussRpcException.AUTHENTICATE_EXCEPTION,
+                        "Cannot connect to the Fluss cluster (bootstrap.servers=" + bootstrapText() + "): " + causes);
             }
             long now = System.currentTimeMillis();
             boolean definite = !reached && unreachable.size() == bootstrap.size()
@@ -215,6 +246,43 @@ public final class FlussClient implements AutoCloseable {
         return b.toString();
     }
 
+    /**
+     * Why a connection failed when TLS is the reason (null otherwise), as the Python client says it
+     * ({@code fluss/rpc/tls.py}): a TLS client at a plaintext listener, an untrusted or refused certificate, or a
+     * plaintext client at a TLS listener (the server closes the connection at once).
+     */
+    private String tlsFailure(Status status) {
+        StringBuilder text = new StringBuilder(String.valueOf(status.getDescription()));
+        boolean handshake = false;
+        for (Throwable t = status.getCause(); t != null; t = t.getCause()) {
+            handshake |= t instanceof javax.net.ssl.SSLException;
+            text.append(' ').append(t.getClass().getSimpleName()).append(": ").append(t.getMessage());
+        }
+        String all = text.toString();
+        String lower = all.toLowerCase(Locale.ROOT);
+        if (tls && (handshake || lower.contains("ssl") || lower.contains("handshake"))) {
+            if (lower.contains("not an ssl/tls record") || lower.contains("wrong_version_number")
+                    || lower.contains("unrecognized_name") || lower.contains("plaintext connection")) {
+                return "TLS handshake failed: the listener does not speak TLS (a plaintext listener? unset "
+                        + "client.security.ssl.enabled, or use the TLS listener's port)";
+            }
+            return "TLS handshake failed (" + firstLine(all) + "): the server's certificate is not signed by a CA in "
+                    + "client.security.ssl.truststore.path, does not name this host, or the server refused this "
+                    + "client's certificate";
+        }
+        if (!tls && status.getCode() == Status.Code.UNAVAILABLE && (lower.contains("closed")
+                || lower.contains("connection reset") || lower.contains("http/2 client preface"))) {
+            return "the server closed the connection at once: a TLS listener? (set client.security.ssl.enabled "
+                    + "and client.security.ssl.truststore.path)";
+        }
+        return null;
+    }
+
+    private static String firstLine(String text) {
+        String line = text.lines().findFirst().orElse(text);
+        return line.length() <= 160 ? line : line.substring(0, 157) + "...";
+    }
+
     /** A few words on why a bootstrap address could not be reached (no gRPC debug text). */
     private String unreachableReason(int index, Status status, long attemptMs) {
         if (status.getCode() == Status.Code.DEADLINE_EXCEEDED) {
@@ -240,8 +308,8 @@ public final class FlussClient implements AutoCloseable {
 
     /** Checks that the cluster answers (one GetServerNodes call): fails fast, see {@link #adminCall}. */
     public void checkReachable() {
-        adminCall(a -> a.getServerNodes(org.fluss.py.rpc.GetServerNodesRequest.getDefaultInstance()),
-                "GetServerNodes");
+        checkResponse(adminCall(a -> a.getServerNodes(org.fluss.py.rpc.GetServerNodesRequest.getDefaultInstance()),
+                "GetServerNodes"), "Connecting to " + bootstrapText()); // e.g. refused credentials
     }
 
     private static ErrorInfo errorOf(Message response) {

@@ -20,6 +20,7 @@ public class FlussRpcException extends RuntimeException {
     public static final int INVALID_COORDINATOR = 23;
     public static final int PARTITION_NOT_EXISTS = 36;
     public static final int PARTITION_ALREADY_EXISTS = 42;
+    public static final int AUTHENTICATE_EXCEPTION = 46;
 
     /** The retriable codes of fluss/errors.py (RETRIABLE_CODES). */
     private static final Set<Integer> RETRIABLE = Set.of(1, 12, 3, 21, 25, 28, 29, 44, 24, 51);

@@ -1,5 +1,6 @@
 package org.fluss.py.flink.datastream;
 
+import org.fluss.py.flink.client.ConnectionConfig;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
@@ -22,13 +23,13 @@ import java.io.IOException;
 public final class FlussRowSink implements Sink<Row> {
     private static final long serialVersionUID = 1L;
 
-    private final String bootstrapServers;
+    private final ConnectionConfig connection;
     private final TablePath path;
     private final RowType rowType;
     private final SinkSettings settings;
 
-    FlussRowSink(String bootstrapServers, TablePath path, RowType rowType, SinkSettings settings) {
-        this.bootstrapServers = bootstrapServers;
+    FlussRowSink(ConnectionConfig connection, TablePath path, RowType rowType, SinkSettings settings) {
+        this.connection = connection;
         this.path = path;
         this.rowType = rowType;
         this.settings = settings;
@@ -40,7 +41,7 @@ public final class FlussRowSink implements Sink<Row> {
         DataFormatConverters.DataFormatConverter<RowData, Row> converter =
                 (DataFormatConverters.DataFormatConverter<RowData, Row>) (Object)
                         DataFormatConverters.getConverterForDataType(TypeConversions.fromLogicalToDataType(rowType));
-        FlussSinkWriter writer = new FlussSinkWriter(bootstrapServers, path, rowType, settings,
+        FlussSinkWriter writer = new FlussSinkWriter(connection, path, rowType, settings,
                 context.getTaskInfo().getIndexOfThisSubtask());
         return new SinkWriter<Row>() {
             @Override

@@ -27,12 +27,24 @@ import java.util.List;
  */
 public final class FlussSourceBuilder {
     private String bootstrapServers;
+    private final java.util.Map<String, String> clientOptions = new java.util.HashMap<>();
     private String database = "fluss";
     private String table;
     private String startingOffsets = "full";
     private String startupTimestamp;
     private String[] projectedFields;
     private boolean bounded;
+
+    /** A client option, e.g. {@code client.security.protocol} = SASL and the SASL username and password. */
+    public FlussSourceBuilder setOption(String key, String value) {
+        clientOptions.put(key, value);
+        return this;
+    }
+
+    private org.fluss.py.flink.client.ConnectionConfig connection() {
+        return org.fluss.py.flink.client.ConnectionConfig.from(bootstrapServers,
+                org.apache.flink.configuration.Configuration.fromMap(clientOptions), null);
+    }
 
     public FlussSourceBuilder setBootstrapServers(String servers) {
         this.bootstrapServers = servers;
@@ -80,7 +92,7 @@ public final class FlussSourceBuilder {
         StartupMode startup = StartupMode.parse(startingOffsets, startupTimestamp, ZoneId.systemDefault());
         RowType tableType;
         int[] keyIndexes;
-        try (FlussClient client = new FlussClient(bootstrapServers)) {
+        try (FlussClient client = new FlussClient(connection())) {
             TableInfoPb info = client.tableInfo(path);
             tableType = FlinkConversions.rowType(info);
             keyIndexes = info.getDescriptorPb().getSchema().getPrimaryKeysList().stream()
@@ -112,7 +124,7 @@ public final class FlussSourceBuilder {
         @SuppressWarnings("unchecked")
         TypeInformation<Row> typeInfo = (TypeInformation<Row>) TypeConversions.fromDataTypeToLegacyInfo(dataType);
         FlussRecordEmitter.Converter<Row> toRow = converter::toExternal;
-        return new FlussSource<>(bootstrapServers, path, spec, startup, bounded, 60_000L, 16 * 1024 * 1024, 500,
+        return new FlussSource<>(connection(), path, spec, startup, bounded, 60_000L, 16 * 1024 * 1024, 500,
                 toRow, typeInfo);
     }
 }

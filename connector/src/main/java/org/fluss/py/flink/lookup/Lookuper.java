@@ -1,5 +1,6 @@
 package org.fluss.py.flink.lookup;
 
+import org.fluss.py.flink.client.ConnectionConfig;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -49,7 +50,7 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class Lookuper implements Serializable, AutoCloseable {
     private static final long serialVersionUID = 1L;
 
-    private final String bootstrapServers;
+    private final ConnectionConfig connection;
     private final TablePath path;
     private final RowType tableType;
     private final int[] keyPositions; // positions in the table of the fields of Flink's key row
@@ -68,9 +69,9 @@ public final class Lookuper implements Serializable, AutoCloseable {
     private transient int numBuckets;
     private transient Map<String, Long> partitionIds;
 
-    public Lookuper(String bootstrapServers, TablePath path, RowType tableType, int[] keyPositions, int[] projection,
+    public Lookuper(ConnectionConfig connection, TablePath path, RowType tableType, int[] keyPositions, int[] projection,
                     int maxRetries) {
-        this.bootstrapServers = bootstrapServers;
+        this.connection = connection;
         this.path = path;
         this.tableType = tableType;
         this.keyPositions = keyPositions;
@@ -79,7 +80,7 @@ public final class Lookuper implements Serializable, AutoCloseable {
     }
 
     public void open() {
-        client = new FlussClient(bootstrapServers);
+        client = new FlussClient(connection);
         allocator = new RootAllocator();
         reader = new ArrowBatchReader(tableType, allocator);
         partitionIds = new ConcurrentHashMap<>();

@@ -1,5 +1,6 @@
 package org.fluss.py.flink.sink;
 
+import org.fluss.py.flink.client.ConnectionConfig;
 import org.apache.flink.api.connector.sink2.Sink;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
@@ -11,20 +12,20 @@ import org.fluss.py.flink.client.TablePath;
 public class FlussSink implements Sink<RowData> {
     private static final long serialVersionUID = 1L;
 
-    private final String bootstrapServers;
+    private final ConnectionConfig connection;
     private final TablePath path;
     private final RowType rowType;
     private final SinkSettings settings;
     private final int[] targetColumns; // partial update of a primary-key table; null = every column
 
-    public FlussSink(String bootstrapServers, TablePath path, RowType rowType, SinkSettings settings) {
-        this(bootstrapServers, path, rowType, settings, null);
+    public FlussSink(ConnectionConfig connection, TablePath path, RowType rowType, SinkSettings settings) {
+        this(connection, path, rowType, settings, null);
     }
 
-    public FlussSink(String bootstrapServers, TablePath path, RowType rowType, SinkSettings settings,
+    public FlussSink(ConnectionConfig connection, TablePath path, RowType rowType, SinkSettings settings,
                      int[] targetColumns) {
         this.targetColumns = targetColumns;
-        this.bootstrapServers = bootstrapServers;
+        this.connection = connection;
         this.path = path;
         this.rowType = rowType;
         this.settings = settings;
@@ -32,7 +33,7 @@ public class FlussSink implements Sink<RowData> {
 
     @Override
     public SinkWriter<RowData> createWriter(WriterInitContext context) {
-        return new FlussSinkWriter(bootstrapServers, path, rowType, settings,
+        return new FlussSinkWriter(connection, path, rowType, settings,
                 context.getTaskInfo().getIndexOfThisSubtask(), targetColumns);
     }
 }

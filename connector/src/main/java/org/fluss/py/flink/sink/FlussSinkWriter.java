@@ -1,5 +1,6 @@
 package org.fluss.py.flink.sink;
 
+import org.fluss.py.flink.client.ConnectionConfig;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.protobuf.ByteString;
 import org.apache.arrow.memory.BufferAllocator;
@@ -84,18 +85,18 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
     private final Map<TableBucket, Integer> nextSequence = new HashMap<>();
     private long readyBytes;
 
-    public FlussSinkWriter(String bootstrapServers, TablePath path, RowType rowType, SinkSettings settings,
+    public FlussSinkWriter(ConnectionConfig connection, TablePath path, RowType rowType, SinkSettings settings,
                            int subtask) {
-        this(bootstrapServers, path, rowType, settings, subtask, null);
+        this(connection, path, rowType, settings, subtask, null);
     }
 
-    public FlussSinkWriter(String bootstrapServers, TablePath path, RowType rowType, SinkSettings settings,
+    public FlussSinkWriter(ConnectionConfig connection, TablePath path, RowType rowType, SinkSettings settings,
                            int subtask, int[] targetColumns) {
         this.targetColumns = targetColumns;
         this.path = path;
         this.rowType = rowType;
         this.settings = settings;
-        this.client = new FlussClient(bootstrapServers);
+        this.client = new FlussClient(connection);
         this.roundRobin = ThreadLocalRandom.current().nextInt(1 << 16) + subtask;
         open();
     }

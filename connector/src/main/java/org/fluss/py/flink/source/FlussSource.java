@@ -1,5 +1,6 @@
 package org.fluss.py.flink.source;
 
+import org.fluss.py.flink.client.ConnectionConfig;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.Source;
@@ -24,7 +25,7 @@ import org.fluss.py.flink.client.TablePath;
 public class FlussSource<T> implements Source<T, FlussSplit, FlussEnumState>, ResultTypeQueryable<T> {
     private static final long serialVersionUID = 1L;
 
-    private final String bootstrapServers;
+    private final ConnectionConfig connection;
     private final TablePath path;
     private final ReadSpec spec;
     private final StartupMode startup;
@@ -36,19 +37,19 @@ public class FlussSource<T> implements Source<T, FlussSplit, FlussEnumState>, Re
     private final TypeInformation<T> producedType;
 
     /** A source of Flink's internal rows (what the SQL connector uses). */
-    public static FlussSource<RowData> ofRowData(String bootstrapServers, TablePath path, ReadSpec spec,
+    public static FlussSource<RowData> ofRowData(ConnectionConfig connection, TablePath path, ReadSpec spec,
                                                  StartupMode startup, boolean bounded, long discoveryIntervalMs,
                                                  int fetchMaxBytes, int fetchWaitMs) {
-        return new FlussSource<>(bootstrapServers, path, spec, startup, bounded, discoveryIntervalMs, fetchMaxBytes,
+        return new FlussSource<>(connection, path, spec, startup, bounded, discoveryIntervalMs, fetchMaxBytes,
                 fetchWaitMs, row -> row, InternalTypeInfo.of(spec.producedType()));
     }
 
-    public FlussSource(String bootstrapServers, TablePath path, ReadSpec spec,
+    public FlussSource(ConnectionConfig connection, TablePath path, ReadSpec spec,
                        StartupMode startup, boolean bounded, long discoveryIntervalMs, int fetchMaxBytes,
                        int fetchWaitMs, FlussRecordEmitter.Converter<T> converter, TypeInformation<T> producedType) {
         this.converter = converter;
         this.producedType = producedType;
-        this.bootstrapServers = bootstrapServers;
+        this.connection = connection;
         this.path = path;
         this.spec = spec;
         this.startup = startup;
@@ -65,19 +66,19 @@ public class FlussSource<T> implements Source<T, FlussSplit, FlussEnumState>, Re
 
     @Override
     public SourceReader<T, FlussSplit> createReader(SourceReaderContext context) {
-        return new FlussSourceReader<>(() -> new FlussSplitReader(bootstrapServers, path, spec,
+        return new FlussSourceReader<>(() -> new FlussSplitReader(connection, path, spec,
                 fetchMaxBytes, fetchWaitMs), converter, new Configuration(), context);
     }
 
     @Override
     public SplitEnumerator<FlussSplit, FlussEnumState> createEnumerator(SplitEnumeratorContext<FlussSplit> ctx) {
-        return new FlussSourceEnumerator(ctx, bootstrapServers, path, startup, bounded, discoveryIntervalMs, spec, null);
+        return new FlussSourceEnumerator(ctx, connection, path, startup, bounded, discoveryIntervalMs, spec, null);
     }
 
     @Override
     public SplitEnumerator<FlussSplit, FlussEnumState> restoreEnumerator(SplitEnumeratorContext<FlussSplit> ctx,
                                                                         FlussEnumState state) {
-        return new FlussSourceEnumerator(ctx, bootstrapServers, path, startup, bounded, discoveryIntervalMs, spec, state);
+        return new FlussSourceEnumerator(ctx, connection, path, startup, bounded, discoveryIntervalMs, spec, state);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package org.fluss.py.flink.source;
 
+import org.fluss.py.flink.client.ConnectionConfig;
 import org.apache.flink.api.connector.source.SplitEnumerator;
 import org.apache.flink.api.connector.source.SplitEnumeratorContext;
 import org.apache.flink.api.connector.source.SplitsAssignment;
@@ -46,7 +47,7 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
     private static final Logger LOG = LoggerFactory.getLogger(FlussSourceEnumerator.class);
 
     private final SplitEnumeratorContext<FlussSplit> context;
-    private final String bootstrapServers;
+    private final ConnectionConfig connection;
     private final TablePath path;
     private final StartupMode startup;
     private final boolean bounded;
@@ -59,13 +60,13 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
     private boolean initialDiscoveryDone;
     private volatile FlussClient client; // of the discovery round running now (see discover())
 
-    public FlussSourceEnumerator(SplitEnumeratorContext<FlussSplit> context, String bootstrapServers, TablePath path,
+    public FlussSourceEnumerator(SplitEnumeratorContext<FlussSplit> context, ConnectionConfig connection, TablePath path,
                                  StartupMode startup, boolean bounded, long discoveryIntervalMs,
                                  ReadSpec spec, FlussEnumState restored) {
         this.spec = spec;
         this.snapshotFirst = spec.snapshotFirst;
         this.context = context;
-        this.bootstrapServers = bootstrapServers;
+        this.connection = connection;
         this.path = path;
         this.startup = startup;
         this.bounded = bounded;
@@ -90,7 +91,7 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
      * when no gRPC thread of ours may be left.
      */
     private List<FlussSplit> discover() {
-        client = new FlussClient(bootstrapServers);
+        client = new FlussClient(connection);
         try {
             return discoverWith(client.tableInfo(path));
         } finally {

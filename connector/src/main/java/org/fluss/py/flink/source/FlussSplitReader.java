@@ -1,5 +1,6 @@
 package org.fluss.py.flink.source;
 
+import org.fluss.py.flink.client.ConnectionConfig;
 import com.google.common.util.concurrent.ListenableFuture;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -120,7 +121,7 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         }
     }
 
-    public FlussSplitReader(String bootstrapServers, TablePath path, ReadSpec spec, int fetchMaxBytes,
+    public FlussSplitReader(ConnectionConfig connection, TablePath path, ReadSpec spec, int fetchMaxBytes,
                             int fetchWaitMs) {
         this.path = path;
         this.spec = spec;
@@ -128,7 +129,7 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         this.fetchProjection = spec.fetchProjection();
         this.fetchMaxBytes = fetchMaxBytes;
         this.fetchWaitMs = fetchWaitMs;
-        this.client = new FlussClient(bootstrapServers);
+        this.client = new FlussClient(connection);
     }
 
     /**

@@ -1,5 +1,6 @@
 package org.fluss.py.flink.source;
 
+import org.fluss.py.flink.client.ConnectionConfig;
 import org.apache.flink.api.common.io.GenericInputFormat;
 import org.apache.flink.core.io.GenericInputSplit;
 import org.apache.flink.table.data.GenericRowData;
@@ -37,16 +38,16 @@ import java.util.Map;
 public final class RowCountInputFormat extends GenericInputFormat<RowData> {
     private static final long serialVersionUID = 1L;
 
-    private final String bootstrapServers;
+    private final ConnectionConfig connection;
     private final TablePath path;
     private final PartitionFilter partitionFilter;
     private final boolean unionRead;
     private transient boolean done;
 
     /** {@code unionRead}: count a lake-enabled table as Union Read does (startup mode {@code full}). */
-    public RowCountInputFormat(String bootstrapServers, TablePath path, PartitionFilter partitionFilter,
+    public RowCountInputFormat(ConnectionConfig connection, TablePath path, PartitionFilter partitionFilter,
                                boolean unionRead) {
-        this.bootstrapServers = bootstrapServers;
+        this.connection = connection;
         this.path = path;
         this.partitionFilter = partitionFilter;
         this.unionRead = unionRead;
@@ -71,7 +72,7 @@ public final class RowCountInputFormat extends GenericInputFormat<RowData> {
     @Override
     public RowData nextRecord(RowData reuse) throws IOException {
         done = true;
-        try (FlussClient client = new FlussClient(bootstrapServers)) {
+        try (FlussClient client = new FlussClient(connection)) {
             return GenericRowData.of(count(client));
         }
     }

@@ -22,6 +22,8 @@ import org.fluss.py.flink.client.TablePath;
 import org.fluss.py.flink.sink.SinkSettings;
 import org.fluss.py.flink.source.StartupMode;
 
+import org.fluss.py.flink.client.ConnectionConfig;
+
 import java.time.ZoneId;
 import java.util.Set;
 
@@ -33,6 +35,16 @@ import java.util.Set;
  * and not interpreted here.
  */
 public class FlussDynamicTableFactory implements DynamicTableSourceFactory, DynamicTableSinkFactory {
+    /** The catalog's connection (its security options apply to a table that sets none); null outside one. */
+    private final ConnectionConfig catalogConnection;
+
+    public FlussDynamicTableFactory() {
+        this(null);
+    }
+
+    public FlussDynamicTableFactory(ConnectionConfig catalogConnection) {
+        this.catalogConnection = catalogConnection;
+    }
 
     @Override
     public String factoryIdentifier() {
@@ -55,7 +67,11 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
                 FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MAX_TIME, FlussOptions.SINK_IGNORE_DELETE, FlussOptions.LOOKUP_ASYNC,
                 LookupOptions.CACHE_TYPE, LookupOptions.MAX_RETRIES, LookupOptions.PARTIAL_CACHE_MAX_ROWS,
                 LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_ACCESS, LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_WRITE,
-                LookupOptions.PARTIAL_CACHE_CACHE_MISSING_KEY);
+                LookupOptions.PARTIAL_CACHE_CACHE_MISSING_KEY, FlussOptions.CLIENT_SECURITY_PROTOCOL,
+                FlussOptions.CLIENT_SECURITY_SASL_MECHANISM, FlussOptions.CLIENT_SECURITY_SASL_USERNAME,
+                FlussOptions.CLIENT_SECURITY_SASL_PASSWORD, FlussOptions.CLIENT_SECURITY_SASL_JAAS_CONFIG,
+                FlussOptions.CLIENT_SECURITY_SSL_ENABLED, FlussOptions.CLIENT_SECURITY_SSL_TRUSTSTORE_PATH,
+                FlussOptions.CLIENT_SECURITY_SSL_CERTIFICATE_PATH, FlussOptions.CLIENT_SECURITY_SSL_KEY_PATH);
     }
 
     /** Whether a table is the {@code t$changelog} virtual table of {@code t}. */
@@ -97,9 +113,14 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
                 .orElse(new int[0]);
     }
 
-    private static String bootstrap(ReadableConfig options, ObjectIdentifier id) {
-        return options.getOptional(FlussOptions.BOOTSTRAP_SERVERS).orElseThrow(() -> new ValidationException(
+    private ConnectionConfig bootstrap(ReadableConfig options, ObjectIdentifier id) {
+        String servers = options.getOptional(FlussOptions.BOOTSTRAP_SERVERS).orElseThrow(() -> new ValidationException(
                 "Table " + id.asSummaryString() + ": option 'bootstrap.servers' is required"));
+        try {
+            return ConnectionConfig.from(servers, options, catalogConnection);
+        } catch (IllegalArgumentException e) {
+            throw new ValidationException("Table " + id.asSummaryString() + ": " + e.getMessage());
+        }
     }
 
     private static RowType physicalRowType(ResolvedCatalogTable table) {

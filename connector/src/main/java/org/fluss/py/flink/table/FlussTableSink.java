@@ -1,5 +1,6 @@
 package org.fluss.py.flink.table;
 
+import org.fluss.py.flink.client.ConnectionConfig;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.connector.ChangelogMode;
@@ -28,15 +29,15 @@ import java.util.Map;
  */
 public class FlussTableSink implements DynamicTableSink, SupportsPartitioning, SupportsRowLevelUpdate,
         SupportsRowLevelDelete {
-    private final String bootstrapServers;
+    private final ConnectionConfig connection;
     private final TablePath path;
     private final RowType rowType;
     private final int[] primaryKey; // positions; empty for a log table
     private final SinkSettings settings;
     private boolean rowLevelUpdate; // an UPDATE statement: its SET columns plus the key are written
 
-    FlussTableSink(String bootstrapServers, TablePath path, RowType rowType, int[] primaryKey, SinkSettings settings) {
-        this.bootstrapServers = bootstrapServers;
+    FlussTableSink(ConnectionConfig connection, TablePath path, RowType rowType, int[] primaryKey, SinkSettings settings) {
+        this.connection = connection;
         this.path = path;
         this.rowType = rowType;
         this.primaryKey = primaryKey;
@@ -72,7 +73,7 @@ public class FlussTableSink implements DynamicTableSink, SupportsPartitioning, S
             // an UPDATE hands over whole rows (read and changed by the planner): written as whole rows
             targets = rowLevelUpdate ? null : partialTargets(t);
         }
-        return SinkV2Provider.of(new FlussSink(bootstrapServers, path, rowType, settings, targets));
+        return SinkV2Provider.of(new FlussSink(connection, path, rowType, settings, targets));
     }
 
     /** Target columns of a partial update (null when every column is written), checked to hold the key. */
@@ -151,7 +152,7 @@ public class FlussTableSink implements DynamicTableSink, SupportsPartitioning, S
 
     @Override
     public DynamicTableSink copy() {
-        FlussTableSink copy = new FlussTableSink(bootstrapServers, path, rowType, primaryKey, settings);
+        FlussTableSink copy = new FlussTableSink(connection, path, rowType, primaryKey, settings);
         copy.rowLevelUpdate = rowLevelUpdate;
         return copy;
     }

@@ -1,5 +1,6 @@
 package org.fluss.py.flink.table;
 
+import org.fluss.py.flink.client.ConnectionConfig;
 import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.connector.source.LookupTableSource;
@@ -78,7 +79,7 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
         }
     }
 
-    private final String bootstrapServers;
+    private final ConnectionConfig connection;
     private final TablePath path;
     private final RowType rowType; // the table's columns (for $changelog: without the metadata columns)
     private final List<String> partitionKeys;
@@ -98,12 +99,12 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
     private long limit; // pushed-down LIMIT (batch; 0 = none)
     private boolean countOnly; // pushed-down COUNT(*) (batch, log tables)
 
-    FlussTableSource(String bootstrapServers, TablePath path, RowType rowType, List<String> partitionKeys,
+    FlussTableSource(ConnectionConfig connection, TablePath path, RowType rowType, List<String> partitionKeys,
                      int[] primaryKey, boolean changelog, boolean binlog, boolean lakeOnly, StartupMode startup,
                      boolean streaming,
                      long discoveryIntervalMs, int fetchMaxBytes, int fetchWaitMs, LookupSettings lookup,
                      int[] projection) {
-        this.bootstrapServers = bootstrapServers;
+        this.connection = connection;
         this.path = path;
         this.rowType = rowType;
         this.partitionKeys = partitionKeys;
@@ -242,17 +243,17 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
     @Override
     public ScanRuntimeProvider getScanRuntimeProvider(ScanContext context) {
         if (pointKey != null) {
-            Lookuper lookuper = new Lookuper(bootstrapServers, path, rowType, primaryKey, projection,
+            Lookuper lookuper = new Lookuper(connection, path, rowType, primaryKey, projection,
                     lookup.maxRetries);
             return InputFormatProvider.of(new PointQueryInputFormat(lookuper, pointKey));
         }
         if (countOnly) {
-            return InputFormatProvider.of(new RowCountInputFormat(bootstrapServers, path, partitionFilter,
+            return InputFormatProvider.of(new RowCountInputFormat(connection, path, partitionFilter,
                     startup.kind == StartupMode.Kind.FULL));
         }
         StartupMode mode = changelog && startup.kind == StartupMode.Kind.FULL ? StartupMode.earliest() : startup;
         ReadSpec spec = readSpec().withLimit(limit).withPartitionFilter(partitionFilter);
-        return SourceProvider.of(FlussSource.ofRowData(bootstrapServers, path, spec, mode, !streaming || lakeOnly,
+        return SourceProvider.of(FlussSource.ofRowData(connection, path, spec, mode, !streaming || lakeOnly,
                 partitionKeys.isEmpty() ? 0 : discoveryIntervalMs, fetchMaxBytes, fetchWaitMs));
     }
 
@@ -299,7 +300,7 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
             // the keys index the produced row: map them back through a pushed-down projection
             keyPositions[i] = projection == null ? keys[i][0] : projection[keys[i][0]];
         }
-        Lookuper lookuper = new Lookuper(bootstrapServers, path, rowType, keyPositions, projection,
+        Lookuper lookuper = new Lookuper(connection, path, rowType, keyPositions, projection,
                 lookup.maxRetries);
         if (lookup.async) {
             FlussAsyncLookupFunction f = new FlussAsyncLookupFunction(lookuper);
@@ -335,7 +336,7 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
 
     @Override
     public DynamicTableSource copy() {
-        FlussTableSource copy = new FlussTableSource(bootstrapServers, path, rowType, partitionKeys, primaryKey,
+        FlussTableSource copy = new FlussTableSource(connection, path, rowType, partitionKeys, primaryKey,
                 changelog, binlog, lakeOnly, startup, streaming, discoveryIntervalMs, fetchMaxBytes, fetchWaitMs, lookup,
                 projection == null ? null : projection.clone());
         copy.pointKey = pointKey == null ? null : pointKey.clone();
