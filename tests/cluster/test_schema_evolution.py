@@ -171,3 +171,38 @@ async def test_refused_add_column_names_the_column_and_changes_nothing(admin, da
     after = await admin.get_table_info(path)
     assert after.schema_id == before.schema_id == 1 and after.get_column_names() == ["id", "name"]
     assert "table.log.ttl" not in after.get_properties()
+
+
+@pytest.mark.parametrize("fmt", ["INDEXED", "COMPACTED"])
+async def test_row_format_tables_add_a_nested_column(conn, admin, database, fmt):
+    """Row-format logs and KV values (table.log.format / table.kv.format) of schema id 1 decode with the new
+    schema too, and a nested column can be added."""
+    log_path, kv_path = TablePath(database, f"rows_{fmt.lower()}"), TablePath(database, f"kv_{fmt.lower()}")
+    await admin.create_table(log_path, TableDescriptor(Schema(LOG), bucket_count=1,
+                                                       properties={"table.log.format": fmt}))
+    await admin.create_table(kv_path, TableDescriptor(Schema(PK, primary_keys=["k1", "k2"]), bucket_count=1,
+                                                      properties={"table.kv.format": fmt}))
+    await _append(await conn.get_table(log_path), [{"id": 1, "name": "old"}])
+    old_kv = (await conn.get_table(kv_path)).new_upsert().create_writer()
+    old_kv.upsert({"k1": 1, "k2": "a", "v": "old"})
+    await old_kv.flush()
+    add = [TableChange.add_column("tags", pa.list_(pa.int32()))]
+    await admin.alter_table(log_path, add)
+    await admin.alter_table(kv_path, add)
+
+    log_table = await conn.get_table(log_path)
+    await _append(log_table, [{"id": 2, "name": "new", "tags": [1, None, 3]}])
+    scanner = await log_table.new_scan().project_by_name(["tags", "id"]).create_log_scanner()
+    scanner.subscribe_buckets({0: EARLIEST_OFFSET})
+    rows, deadline = [], time.monotonic() + 15
+    while len(rows) < 2 and time.monotonic() < deadline:
+        rows.extend(r.row for r in await scanner.poll(300))
+    assert sorted(rows, key=lambda r: r["id"]) == [{"tags": None, "id": 1}, {"tags": [1, None, 3], "id": 2}]
+
+    kv_table = await conn.get_table(kv_path)
+    writer = kv_table.new_upsert().create_writer()
+    writer.upsert({"k1": 1, "k2": "b", "v": "new", "tags": [7]})
+    await writer.flush()
+    lookuper = kv_table.new_lookup().create_lookuper()
+    assert await lookuper.lookup({"k1": 1, "k2": "a"}) == {"k1": 1, "k2": "a", "v": "old", "tags": None}
+    assert await lookuper.lookup({"k1": 1, "k2": "b"}) == {"k1": 1, "k2": "b", "v": "new", "tags": [7]}
