@@ -87,6 +87,8 @@ RETRIABLE_CODES = frozenset(
         ErrorCode.FENCED_LEADER_EPOCH_EXCEPTION,
         ErrorCode.RETRIABLE_AUTHENTICATE_EXCEPTION,
         ErrorCode.STORAGE_EXCEPTION,  # the leader cannot write its disk: its leadership moves (as Kafka's)
+        # a batch of a schema id newer than the server knows: an ALTER TABLE ADD is on its way to the server
+        ErrorCode.SCHEMA_NOT_EXIST,
     }
 )
 

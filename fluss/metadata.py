@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.rpc.gen import fluss_api_pb2 as pb
-from fluss.types import Column, RowSchema, display_type_text, parse_type
+from fluss.types import Column, RowSchema, display_type_text, from_arrow, parse_type
 
 EARLIEST_OFFSET = -2
 LATEST_OFFSET = -1
@@ -183,17 +183,23 @@ class TableDescriptor:
 
 class TableChange:
     """One change of ``FlussAdmin.alter_table`` (Fluss's ``TableChange``): ``TableChange.set(key, value)`` sets a
-    table option (or a custom property), ``TableChange.reset(key)`` removes it so its default applies again."""
+    table option (or a custom property), ``TableChange.reset(key)`` removes it so its default applies again,
+    ``TableChange.add_column(name, data_type, comment)`` appends a nullable column (a new schema id)."""
 
-    __slots__ = ("_kind", "_key", "_value")
+    __slots__ = ("_kind", "_key", "_value", "_column")
 
     SET = "set"
     RESET = "reset"
+    ADD_COLUMN = "add_column"
+    #: where ``add_column`` puts the column; Fluss's ``ColumnPosition.last()``, the only one supported
+    LAST = "LAST"
 
-    def __init__(self, kind: str, key: str, value: str | None = None) -> None:
-        if kind not in (self.SET, self.RESET):
+    def __init__(self, kind: str, key: str, value: str | None = None, column: Column | None = None,
+                 position: str = LAST) -> None:
+        if kind not in (self.SET, self.RESET, self.ADD_COLUMN):
             raise ValueError(f"unknown table change kind {kind!r}")
         self._kind, self._key, self._value = kind, key, value
+        self._column = (column, position) if kind == self.ADD_COLUMN else None
 
     @staticmethod
     def set(key: str, value: str) -> TableChange:
@@ -203,13 +209,37 @@ class TableChange:
     def reset(key: str) -> TableChange:
         return TableChange(TableChange.RESET, key)
 
+    @staticmethod
+    def add_column(name: str, data_type: pa.DataType | str, comment: str | None = None,
+                   position: str = LAST) -> TableChange:
+        """``ALTER TABLE ... ADD (name type [COMMENT comment])`` (Fluss's ``TableChange.addColumn``): a new column
+        after the last one. ``data_type`` is an Arrow type (as in ``Schema``) or a Fluss type string (``"INT"``,
+        ``"DECIMAL(10, 2)"``). The column must be nullable; ``position`` other than ``"LAST"`` is refused by the
+        coordinator, as Fluss does."""
+        if isinstance(data_type, pa.DataType):
+            dtype = from_arrow(data_type)
+        elif isinstance(data_type, str):
+            dtype = parse_type(data_type)
+        else:
+            raise FlussError(f"column '{name}': data type {data_type!r} is neither a pyarrow.DataType nor a type "
+                             "string", ErrorCode.INVALID_ALTER_TABLE_EXCEPTION)
+        return TableChange(TableChange.ADD_COLUMN, name, column=Column(name, dtype, comment),
+                           position=str(position or TableChange.LAST).upper())
+
     kind = property(lambda self: self._kind)
     key = property(lambda self: self._key)
     value = property(lambda self: self._value)
+    column = property(lambda self: self._column[0] if self._column else None)
+    position = property(lambda self: self._column[1] if self._column else None)
 
     def to_pb(self) -> pb.TableChangePb:
         if self._kind == self.SET:
             return pb.TableChangePb(set_option=pb.SetOptionPb(key=self._key, value=self._value or ""))
+        if self._kind == self.ADD_COLUMN:
+            c, position = self._column
+            return pb.TableChangePb(add_column=pb.AddColumnPb(
+                name=c.name, data_type=str(c.data_type), comment=c.comment or "", has_comment=c.comment is not None,
+                position=position))
         return pb.TableChangePb(reset_option=pb.ResetOptionPb(key=self._key))
 
     @classmethod
@@ -219,11 +249,22 @@ class TableChange:
             return cls(cls.SET, msg.set_option.key, msg.set_option.value)
         if which == "reset_option":
             return cls(cls.RESET, msg.reset_option.key)
-        raise FlussError("A table change must set or reset an option", ErrorCode.INVALID_ALTER_TABLE_EXCEPTION)
+        if which == "add_column":
+            a = msg.add_column
+            try:
+                column = Column(a.name, parse_type(a.data_type), a.comment if a.has_comment else None)
+            except FlussError as e:
+                raise FlussError(f"ADD column '{a.name}': {e.message}",
+                                 ErrorCode.INVALID_ALTER_TABLE_EXCEPTION) from None
+            return cls(cls.ADD_COLUMN, a.name, column=column, position=(a.position or cls.LAST).upper())
+        raise FlussError("A table change must set or reset an option or add a column",
+                         ErrorCode.INVALID_ALTER_TABLE_EXCEPTION)
+
+    def _identity(self) -> tuple:
+        return (self._kind, self._key, self._value, self._column)
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, TableChange) and (self._kind, self._key, self._value) == (
-            other._kind, other._key, other._value)
+        return isinstance(other, TableChange) and self._identity() == other._identity()
 
     def __hash__(self) -> int:
         return hash((self._kind, self._key, self._value))
@@ -231,6 +272,10 @@ class TableChange:
     def __repr__(self) -> str:
         if self._kind == self.SET:
             return f"TableChange.set({self._key!r}, {self._value!r})"
+        if self._kind == self.ADD_COLUMN:
+            c = self._column[0]
+            comment = f", comment={c.comment!r}" if c.comment is not None else ""
+            return f"TableChange.add_column({c.name!r}, {str(c.data_type)!r}{comment})"
         return f"TableChange.reset({self._key!r})"
 
 
@@ -238,8 +283,10 @@ class TableInfo:
     """A registered table: its id, schema id and resolved descriptor."""
 
     def __init__(self, table_path: TablePath, table_id: int, schema_id: int, descriptor: TableDescriptor,
-                 created_time: int, modified_time: int) -> None:
+                 created_time: int, modified_time: int, schema_column_counts: list[int] | None = None) -> None:
         self._table_path = table_path
+        # the column count of every schema id (ALTER TABLE ADD); a table never altered has one schema id
+        self._column_counts = list(schema_column_counts or [])
         self._table_id = table_id
         self._schema_id = schema_id
         self._descriptor = descriptor
@@ -251,6 +298,13 @@ class TableInfo:
     created_time = property(lambda self: self._created_time)
     modified_time = property(lambda self: self._modified_time)
     table_path = property(lambda self: self._table_path)
+
+    @property
+    def schema_column_counts(self) -> list[int]:
+        """Entry ``i``: how many (leading) columns schema id ``i + 1`` has (``fluss.record.schema_evolution``)."""
+        if self._column_counts:
+            return list(self._column_counts)
+        return [self.get_column_count()] * max(1, self._schema_id)
 
     @property
     def num_buckets(self) -> int:
@@ -301,12 +355,13 @@ class TableInfo:
     def to_pb(self) -> pb.TableInfoPb:
         return pb.TableInfoPb(table_path=self._table_path.to_pb(), table_id=self._table_id, schema_id=self._schema_id,
                               descriptor=self._descriptor.to_pb(), created_time=self._created_time,
-                              modified_time=self._modified_time)
+                              modified_time=self._modified_time, schema_column_counts=self._column_counts)
 
     @classmethod
     def from_pb(cls, msg: pb.TableInfoPb) -> TableInfo:
         return cls(TablePath.from_pb(msg.table_path), msg.table_id, msg.schema_id,
-                   TableDescriptor.from_pb(msg.descriptor), msg.created_time, msg.modified_time)
+                   TableDescriptor.from_pb(msg.descriptor), msg.created_time, msg.modified_time,
+                   list(msg.schema_column_counts))
 
     def __repr__(self) -> str:
         return (f"TableInfo({self._table_path}, table_id={self._table_id}, schema_id={self._schema_id}, "

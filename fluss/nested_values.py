@@ -485,9 +485,10 @@ def _first_null(arr: pa.Array, dtype: DataType, parent_valid: np.ndarray | None)
 
 def check_stored_nested(batch: pa.RecordBatch, columns: Sequence[Column], what: str) -> None:
     """Refuse a batch whose nested columns hold a null where NOT NULL is declared (servers run this on what
-    they are asked to store)."""
+    they are asked to store). A column the batch lacks (written with an older schema id) holds nothing."""
+    names = set(batch.schema.names)
     for col in columns:
-        if not col.data_type.is_nested:
+        if not col.data_type.is_nested or col.name not in names:
             continue
         violation = nested_violation(batch.column(col.name), col.data_type)
         if violation is not None:

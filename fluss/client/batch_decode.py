@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -36,19 +37,22 @@ def decode_pool() -> ThreadPoolExecutor:
         return _pool
 
 
-def decode_batch(batch: LogBatch, schema: pa.Schema, check_crc: bool) -> tuple[pa.RecordBatch, np.ndarray]:
+Reader = Callable[[LogBatch], pa.RecordBatch]  # decodes one batch's body (``SchemaReader.read``)
+
+
+def decode_batch(batch: LogBatch, read: Reader, check_crc: bool) -> tuple[pa.RecordBatch, np.ndarray]:
     """One batch's rows and change types, its CRC checked first when asked."""
     if check_crc:
         batch.ensure_valid()
-    return batch.to_arrow(schema), batch.change_types()
+    return read(batch), batch.change_types()
 
 
-async def decode_fetched(batches: list[LogBatch], schema: pa.Schema, check_crc: bool
+async def decode_fetched(batches: list[LogBatch], read: Reader, check_crc: bool
                          ) -> list[tuple[pa.RecordBatch, np.ndarray]]:
     """Every batch decoded, in order: inline when small, otherwise a task per batch on ``decode_pool``."""
     if len(batches) < 2 or sum(b.size_in_bytes for b in batches) < PARALLEL_MIN_BYTES:
-        return [decode_batch(b, schema, check_crc) for b in batches]
+        return [decode_batch(b, read, check_crc) for b in batches]
     loop = asyncio.get_running_loop()
     pool = decode_pool()
-    return list(await asyncio.gather(*(loop.run_in_executor(pool, decode_batch, b, schema, check_crc)
+    return list(await asyncio.gather(*(loop.run_in_executor(pool, decode_batch, b, read, check_crc)
                                        for b in batches)))

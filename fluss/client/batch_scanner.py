@@ -18,6 +18,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from fluss.client.retry import RetryPolicy, call_with_retry, refresh_table
+from fluss.client.schema_reader import SchemaReader
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import EARLIEST_OFFSET, OffsetSpec, TableBucket, TableInfo
 from fluss.record.log_batch import LogBatch
@@ -116,6 +117,11 @@ class BatchScanner:
     async def _scan_kv(self) -> tuple[pa.RecordBatch | None, int]:
         client = self._io.client
 
+        async def latest_info() -> TableInfo:
+            return (await client.table(self._table.table_path, refresh=True)).info
+
+        reader = SchemaReader(self._table, None, latest_info)
+
         async def scan_once() -> tuple[pa.RecordBatch | None, int]:
             meta = client.tables.get(self._table.table_path)
             address = client.leader_address(meta, self._bucket) if meta is not None else None
@@ -125,8 +131,11 @@ class BatchScanner:
                 table_id=self._table.table_id, partition_id=self._bucket.partition_id_or_none_value,
                 bucket_id=self._bucket.bucket_id, limit=self._limit or 0))
             raise_for_error(resp.error)
-            schema = self._table.row_schema.to_arrow()
-            return (LogBatch(resp.rows).to_arrow(schema) if resp.rows else None), resp.log_offset
+            if not resp.rows:
+                return None, resp.log_offset
+            batch = LogBatch(resp.rows)
+            await reader.learn([batch])  # rows of a schema id newer than this scanner's table info
+            return reader.read_rows(batch), resp.log_offset
 
         pid = [self._bucket.partition_id] if self._bucket.partition_id is not None else []
         await refresh_table(client, self._table, pid)

@@ -48,6 +48,7 @@ import pyarrow as pa
 from fluss.client.cluster_client import ClusterClient
 from fluss.client.io_thread import IoThread
 from fluss.client.retry import GONE_CODES, RetryAction, RetryPolicy, RetryState, refresh_table
+from fluss.client.schema_reader import SchemaReader
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.bucket_function import DefaultBucketing, bucketing_of
 from fluss.key.bucketing import bucket_of, buckets_of_hashes, murmur3_32_batch
@@ -459,7 +460,8 @@ class LookupSender:
         self.policy = RetryPolicy.from_config(config)
         self.max_batch = max(1, int(config.lookup_max_batch_size))
         self.batch_timeout_s = max(0, int(config.lookup_batch_timeout_ms)) / 1000
-        self.arrow_schema = table.row_schema.to_arrow()
+        self.reader = SchemaReader(table, None, self._latest_info)  # rows of any schema id, this lookuper's columns
+        self.arrow_schema = self.reader.schema
         self.requests_sent = 0
         metrics = self.client.metrics  # client.metrics.enabled: counted per request
         self.metrics = metrics.lookuper(table.table_path) if metrics is not None else None
@@ -609,8 +611,15 @@ class LookupSender:
             metrics.lookups.count += sum(len(p.keys) for p, _ in ok)
             metrics.latency.update((time.monotonic() - min(p.started for p in entries)) * 1000)
         if ok:
+            try:
+                await self.reader.learn(LogBatch(r.rows) for _, r in ok if r.rows)
+            except FlussError as err:  # the table info could not be fetched: the entries are retried
+                return retry + self._failed([p for p, _ in ok], err)
             self._deliver(ok)
         return retry
+
+    async def _latest_info(self) -> TableInfo:
+        return (await self.client.table(self.table.table_path, refresh=True)).info
 
     def _failed(self, parts: list[_Part], err: FlussError) -> list[_Part]:
         """Records a failed attempt of each part (``retry.RetryPolicy``); returns those to try again and fails the
@@ -659,7 +668,7 @@ class LookupSender:
     def _rows(self, data: list[bytes]) -> list[dict]:
         if not data:
             return []
-        batches = [LogBatch(d).to_arrow(self.arrow_schema) for d in data]
+        batches = [self.reader.read_rows(LogBatch(d)) for d in data]
         return _to_dicts(batches[0] if len(batches) == 1 else pa.Table.from_batches(batches), self._make_row)
 
     async def _partition_ids(self, names: set[str]) -> dict[str, int]:

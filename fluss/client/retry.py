@@ -57,6 +57,7 @@ BACKOFF_CODES = frozenset({
     ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND_EXCEPTION,
     ErrorCode.CORRUPT_MESSAGE,
     ErrorCode.RETRIABLE_AUTHENTICATE_EXCEPTION,
+    ErrorCode.SCHEMA_NOT_EXIST,  # a batch of a schema id the server learns in a moment (ALTER TABLE ADD)
 })
 #: What a refresh may raise that means "this table (or partition) is gone": retrying cannot help.
 GONE_CODES = frozenset({ErrorCode.TABLE_NOT_EXIST, ErrorCode.DATABASE_NOT_EXIST, ErrorCode.PARTITION_NOT_EXISTS})

@@ -23,6 +23,7 @@ from fluss.client.batch_decode import decode_fetched
 from fluss.client.cluster_client import ClusterClient
 from fluss.client.io_thread import IoThread
 from fluss.client.retry import RetryAction, RetryPolicy, RetryState, classify, refresh_table
+from fluss.client.schema_reader import SchemaReader
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import EARLIEST_OFFSET, LATEST_OFFSET, TableBucket, TableInfo
 from fluss.record.change_type import ChangeType
@@ -150,13 +151,12 @@ class LogScanner:
         self._table = table
         self._projection = projection
         self._record_mode = record_mode
-        schema = table.row_schema.to_arrow()
-        self._read_schema = schema if projection is None else pa.schema([schema.field(i) for i in projection])
         # the tablet server projects ARROW logs; the rows of a row-format log (INDEXED, COMPACTED) are decoded
         # whole and projected here
         self._server_projection = projection if log_format_of(table.get_properties()) == ARROW else None
-        self._decode_schema = self._read_schema if self._server_projection is not None or projection is None \
-            else schema
+        self._reader = SchemaReader(table, self._server_projection, self._latest_info,
+                                    columns=projection)  # batches of any schema id
+        self._read_schema = self._reader.schema
         cfg = connection.config
         self._max_poll_records = cfg.scanner_log_max_poll_records
         self._fetch_max_bytes = cfg.scanner_log_fetch_max_bytes
@@ -180,6 +180,9 @@ class LogScanner:
     @property
     def _client(self) -> ClusterClient:
         return self._io.client
+
+    async def _latest_info(self) -> TableInfo:
+        return (await self._client.table(self._table.table_path, refresh=True)).info
 
     # ------------------------------------------------------------ subscriptions
 
@@ -535,10 +538,8 @@ class LogScanner:
         """Decodes every fetched batch (on several cores when the response is large, ``batch_decode``), then
         buffers the rows from each bucket's fetch offset on, in offset order."""
         flat = [b for _, _, batches in fetched for b in batches]
-        decoded = await decode_fetched(flat, self._decode_schema, self._check_crc)
-        if self._decode_schema is not self._read_schema:  # a row-format log: project on the client
-            decoded = [(rb.select(self._projection), cts) for rb, cts in decoded]
-        decoded = iter(decoded)
+        await self._reader.learn(flat)  # a batch of a schema id newer than this scanner's table info
+        decoded = iter(await decode_fetched(flat, self._reader.read, self._check_crc))
         for tb, offset, batches in fetched:
             parts = [next(decoded) for _ in batches]
             if self._offsets.get(tb) != offset:  # unsubscribed or moved while decoding: drop what was fetched

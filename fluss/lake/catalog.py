@@ -10,7 +10,8 @@ native dependencies): a lake that misbehaves cannot take the coordinator down, a
 never pays for it. A call is bounded by ``timeout_s``; a worker that died is replaced at the next call.
 
 A lake catalog implements ``create_table(info) -> None`` (creating or reusing the lake table, raising
-``FlussError`` with a clear code, e.g. ``LAKE_TABLE_ALREADY_EXIST``) and is constructed from the server options.
+``FlussError`` with a clear code, e.g. ``LAKE_TABLE_ALREADY_EXIST``) and ``add_columns(info, first_new)``
+(ALTER TABLE ADD: the columns of ``info`` from ``first_new`` on) and is constructed from the server options.
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ CREATE_TABLE_TIMEOUT_S = 120.0
 class LakeCatalog(Protocol):
     def create_table(self, info: TableInfo) -> None: ...
 
+    def add_columns(self, info: TableInfo, first_new: int) -> None: ...
+
 
 def load_lake_catalog(server_options: Mapping[str, str]) -> LakeCatalog:
     """The catalog of the cluster's ``datalake.format`` (imports its module: call it in the worker)."""
@@ -51,11 +54,16 @@ def load_lake_catalog(server_options: Mapping[str, str]) -> LakeCatalog:
     return getattr(importlib.import_module(module), name)(server_options)
 
 
-def _create_in_worker(server_options: dict[str, str], info_bytes: bytes) -> tuple[int, str]:
-    """Runs in the worker process: (0, "") or the error's (code, message) (a FlussError keeps its code this way)."""
+def _create_in_worker(server_options: dict[str, str], info_bytes: bytes, first_new: int = -1) -> tuple[int, str]:
+    """Runs in the worker process: (0, "") or the error's (code, message) (a FlussError keeps its code this way).
+    ``first_new`` >= 0: add the columns from that index on instead of creating the table."""
     try:
         info = TableInfo.from_pb(pb.TableInfoPb.FromString(info_bytes))
-        load_lake_catalog(server_options).create_table(info)
+        catalog = load_lake_catalog(server_options)
+        if first_new >= 0:
+            catalog.add_columns(info, first_new)
+        else:
+            catalog.create_table(info)
         return ErrorCode.NONE, ""
     except FlussError as e:
         return e.error_code, e.message
@@ -102,22 +110,29 @@ class LakeCatalogProcess:
 
     async def create_table(self, info: TableInfo) -> dict[str, str]:
         """Creates (or reuses) the lake table of ``info``; returns the table properties that record the lake."""
+        await self._run(info, -1, "create the lake table")
+        return table_lake_properties(self.server_options)
+
+    async def add_columns(self, info: TableInfo, first_new: int) -> None:
+        """ALTER TABLE ADD of a lake-enabled table: the lake table gets the columns from ``first_new`` on."""
+        await self._run(info, first_new, "add the columns to the lake table")
+
+    async def _run(self, info: TableInfo, first_new: int, what: str) -> None:
         if not self.configured:
             raise FlussError(f"Table '{info.table_path}' has table.datalake.enabled=true but the cluster has no "
                              f"'datalake.format' configured", ErrorCode.LAKE_STORAGE_NOT_CONFIGURED_EXCEPTION)
         loop = asyncio.get_running_loop()
         try:
             code, message = await asyncio.wait_for(loop.run_in_executor(
-                self._executor(), _create_in_worker, self.server_options, info.to_pb().SerializeToString()),
-                self.timeout_s)
+                self._executor(), _create_in_worker, self.server_options, info.to_pb().SerializeToString(),
+                first_new), self.timeout_s)
         except (concurrent.futures.process.BrokenProcessPool, TimeoutError) as e:
             self.close()  # a fresh worker next time
-            raise FlussError(f"The lake catalog did not create the lake table of '{info.table_path}' "
+            raise FlussError(f"The lake catalog did not {what} of '{info.table_path}' "
                              f"({'timed out' if isinstance(e, TimeoutError) else 'its process died'})",
                              ErrorCode.UNKNOWN_SERVER_ERROR) from None
         if code != ErrorCode.NONE:
             raise FlussError(message, code)
-        return table_lake_properties(self.server_options)
 
     def close(self) -> None:
         pool, self._pool = self._pool, None

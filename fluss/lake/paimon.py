@@ -240,6 +240,29 @@ class PaimonLake:
         log.info("created lake table %s (%d buckets) in %s", ident, info.num_buckets,
                  self.catalog_options.get("warehouse"))
 
+    def add_columns(self, info: TableInfo, first_new: int) -> None:
+        """ALTER TABLE ADD: the columns of ``info`` from index ``first_new`` on are added to the Paimon table,
+        before the system columns (Paimon's schema evolution: files written before read them as null). A column
+        the lake table already has (a retried ALTER) is skipped."""
+        from pypaimon.schema.data_types import PyarrowFieldParser
+        from pypaimon.schema.schema_change import Move, SchemaChange
+
+        ident = self.identifier(info.table_path)
+        table = self.catalog.get_table(ident)
+        have = set(self._arrow_schema(table).names)
+        anchor = next((f.name for f in SYSTEM_COLUMNS if f.name in have), None)
+        changes = []
+        for f in list(info.row_schema.to_arrow())[first_new:]:
+            if f.name in have:
+                continue
+            dtype = PyarrowFieldParser.to_paimon_type(f.type, True)
+            column = info.row_schema.columns[info.row_schema.to_arrow().get_field_index(f.name)]
+            changes.append(SchemaChange.add_column(f.name, dtype, column.comment,
+                                                   Move.before(f.name, anchor) if anchor else None))
+        if changes:
+            self.catalog.alter_table(ident, changes)
+            log.info("added column(s) %s to lake table %s", [c.field_names[0] for c in changes], ident)
+
     def get_table(self, path: TablePath):
         from pypaimon.catalog.catalog_exception import TableNotExistException
 
@@ -426,7 +449,11 @@ class LakeWriter:
 
     def _conform(self, batch: pa.RecordBatch) -> pa.RecordBatch:
         arrays = []
+        names = set(batch.schema.names)
         for f in self.schema:
+            if f.name not in names:  # a column added (ALTER TABLE ADD) after these rows were read: null
+                arrays.append(pa.nulls(batch.num_rows, f.type))
+                continue
             col = batch.column(f.name)
             # TIME is milliseconds in Paimon: finer Fluss TIME values (also nested ones) are truncated
             arrays.append(col if col.type == f.type else col.cast(f.type, safe=not _holds_time(f.type)))
@@ -494,6 +521,10 @@ class PaimonLakeCatalog:
         if not is_lake_enabled(info):
             return
         self.lake.create_table(info)
+
+    def add_columns(self, info: TableInfo, first_new: int) -> None:
+        if is_lake_enabled(info):
+            self.lake.add_columns(info, first_new)
 
 
 def lake_of_table(info: TableInfo, warehouse: str | None = None) -> PaimonLake:

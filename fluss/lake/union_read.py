@@ -232,7 +232,11 @@ def _apply_changelog(lake_rows: pa.Table, log_rows: pa.Table, change_types: np.n
 
 def _conform(table: pa.Table, schema: pa.Schema) -> pa.Table:
     arrays = []
+    names = set(table.column_names)
     for f in schema:
+        if f.name not in names:  # a column added (ALTER TABLE ADD) after these lake rows were written: null
+            arrays.append(pa.nulls(table.num_rows, f.type))
+            continue
         col = table.column(f.name)
         if col.type == f.type:
             arrays.append(col)

@@ -45,7 +45,10 @@ async def kconn(kv_cluster):
     await conn.aclose()
 
 
-async def _apply_random_ops(writer, model: dict[int, dict], rng: random.Random, n: int) -> None:
+async def _apply_random_ops(writer, model: dict[int, dict], rng: random.Random, n: int, tier: str | None = None,
+                            altered: bool = False) -> None:
+    """``tier``: written in the column an ALTER TABLE ADD added (a writer of the new schema); ``altered``: the
+    model has that column (null for rows of a writer of the old schema)."""
     handles = []
     for _ in range(n):
         key = rng.randrange(200)
@@ -54,8 +57,8 @@ async def _apply_random_ops(writer, model: dict[int, dict], rng: random.Random, 
             model.pop(key, None)
         else:
             row = {"id": key, "name": f"n{rng.randrange(1000)}", "score": rng.randrange(10**6)}
-            handles.append(writer.upsert(row))
-            model[key] = row
+            handles.append(writer.upsert({**row, "tier": tier} if tier is not None else row))
+            model[key] = {**row, "tier": tier} if altered else row
     await writer.flush()
     for handle in handles:  # every write was acknowledged (a failure here names its cause)
         await handle.wait()
@@ -102,7 +105,13 @@ async def test_new_leader_restores_snapshot_and_replays_the_changelog(kv_cluster
     while (snap := await _snapshot_offset(kconn, path)) <= 0:
         assert time.monotonic() < deadline, "no KV snapshot was recorded by the coordinator"
         await asyncio.sleep(0.3)
-    await _apply_random_ops(writer, model, rng, 300)  # changes after the snapshot: replayed from the log
+    # ALTER TABLE ADD after the snapshot: its values and part of the changelog have schema id 1, the rest id 2
+    await admin.alter_table(path, [fluss.TableChange.add_column("tier", pa.string())])
+    model = {k: {**r, "tier": None} for k, r in model.items()}
+    table = await kconn.get_table(path)
+    await _apply_random_ops(writer, model, rng, 150, altered=True)  # changes after the snapshot: replayed from
+    writer = table.new_upsert().create_writer()  # the log, by a writer of each schema id
+    await _apply_random_ops(writer, model, rng, 150, tier="gold", altered=True)
     assert await _state(table) == model
 
     old_leader = await _leader(kconn, path)
@@ -117,7 +126,7 @@ async def test_new_leader_restores_snapshot_and_replays_the_changelog(kv_cluster
     log_text = (kv_cluster.dir / "logs" / f"tablet-server-{new_leader}.log").read_text()
     assert "from KV snapshot" in log_text, "the new leader did not restore from the snapshot"
 
-    await _apply_random_ops(writer, model, rng, 200)  # the new leader keeps serving writes
+    await _apply_random_ops(writer, model, rng, 200, tier="silver", altered=True)  # the new leader serves writes
     assert await _state(table) == model
     await asyncio.to_thread(kv_cluster.start_tablet_server, old_leader)
     assert snap > 0

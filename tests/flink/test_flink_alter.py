@@ -113,11 +113,38 @@ async def test_alter_while_a_streaming_job_reads_and_a_writer_writes(stream_env,
         with result.collect() as it:
             first = [next(it)[0] for _ in range(5)]
             await admin.alter_table(path, [fluss.TableChange.set("table.log.ttl", "1d"),
-                                           fluss.TableChange.set("table.datalake.freshness", "1min")])
+                                           fluss.TableChange.set("table.datalake.freshness", "1min"),
+                                           fluss.TableChange.add_column("note", pa.string())])
             writer.write_arrow(pa.Table.from_pylist([{"id": i} for i in range(5, 12)], schema=schema))
-            await writer.flush()  # the writer that started before the ALTER keeps working
-            later = [next(it)[0] for _ in range(7)]
+            await writer.flush()  # the writer that started before the ALTER keeps working (schema id 1)
+            fresh = (await conn.get_table(path)).new_append().create_writer()
+            fresh.append({"id": 12, "note": "new"})  # schema id 2: the job keeps its one column
+            await fresh.flush()
+            later = [next(it)[0] for _ in range(8)]
     finally:
         watchdog.cancel()
-    assert sorted(first) == list(range(5)) and sorted(later) == list(range(5, 12))
+    assert sorted(first) == list(range(5)) and sorted(later) == list(range(5, 13))
     assert (await admin.get_table_info(path)).get_properties()["table.log.ttl"] == "1d"
+
+
+async def test_alter_table_add_column(batch_env, conn, admin, flink_db):
+    t = f"{CATALOG}.{flink_db}.scores"
+    path = fluss.TablePath(flink_db, "scores")
+    batch_env.execute_sql(f"CREATE TABLE {t} (id BIGINT, name STRING) WITH ('bucket.num' = '2')").wait()
+    old = (await conn.get_table(path)).new_append().create_writer()
+    for i, name in ((1, "a"), (2, "b")):
+        old.append({"id": i, "name": name})  # batches of schema id 1
+    await old.flush()
+    batch_env.execute_sql(f"ALTER TABLE {t} ADD (score INT COMMENT 'points', tag STRING)").wait()
+    info = await admin.get_table_info(path)
+    assert info.get_column_names() == ["id", "name", "score", "tag"] and info.schema_id == 2
+    assert info.row_schema.columns[2].comment == "points"
+    batch_env.execute_sql(f"INSERT INTO {t} VALUES (3, 'c', 30, 'x')").wait()  # the sink writes schema id 2
+    # a projection of the new schema: schema id 1 bodies hold only `id` of it, the rest is null
+    assert sorted(_rows(batch_env.execute_sql(f"SELECT tag, id, score FROM {t}")), key=lambda r: r[1]) == [
+        (None, 1, None), (None, 2, None), ("x", 3, 30)]
+    with pytest.raises(Exception, match="must be nullable"):
+        batch_env.execute_sql(f"ALTER TABLE {t} ADD z INT NOT NULL").wait()
+    with pytest.raises(Exception, match="FIRST"):
+        batch_env.execute_sql(f"ALTER TABLE {t} ADD z INT FIRST").wait()
+    assert (await admin.get_table_info(path)).schema_id == 2

@@ -101,3 +101,35 @@ async def test_expired_partition_of_a_lake_table_stays_readable_through_union_re
     assert "20200101" not in [p.partition_name for p in await admin.list_partition_infos(path)]
     assert ids(await read_lake(lake_conn, path, partitions=["20200101"])) == list(range(30))
     assert ids(await union_read(lake_conn, path)) == list(range(50))
+
+
+async def test_add_column_reaches_the_lake_table_and_union_read_fills_nulls(lake_conn, lake_db, warehouse):
+    """ALTER TABLE ADD of a lake table: the Paimon table gets the column (before Fluss's system columns), rows
+    tiered before it read back null, from the lake and across the lake/log boundary."""
+    path = TablePath(lake_db, "grows")
+    info = await create(lake_conn, path, EVENTS, buckets=2, **{"bucket.key": "id"})
+    await append(lake_conn, path, events(0, 30))
+    assert (await tier(lake_conn, info)).rows == 30  # lake files of schema id 1
+    old_writer = (await lake_conn.get_table(path)).new_append().create_writer()
+
+    admin = lake_conn.get_admin()
+    await admin.alter_table(path, [TableChange.add_column("region", pa.string(), "sales region")])
+    lake_columns = [f.name for f in paimon_table(warehouse, path).table_schema.fields]
+    assert lake_columns == [*EVENTS.names, "region", *(f.name for f in SYSTEM_COLUMNS)]
+
+    old_writer.write_arrow_batch(events(30, 10))  # schema id 1 batches in the log, not tiered yet
+    await old_writer.flush()
+    writer = (await lake_conn.get_table(path)).new_append().create_writer()
+    new_row = {**events(40, 1).to_pylist()[0], "region": "EU"}
+    writer.append(new_row)
+    await writer.flush()
+
+    both = (await union_read(lake_conn, path)).sort_by("id")
+    assert both.column_names == [*EVENTS.names, "region"] and ids(both) == list(range(41))
+    assert both.column("region").to_pylist() == [None] * 40 + ["EU"]
+
+    info = await admin.get_table_info(path)
+    assert (await tier(lake_conn, info)).rows == 11  # the tiering job writes the new column too
+    lake = (await read_lake(lake_conn, path)).sort_by("id")
+    assert ids(lake) == list(range(41)) and lake.column("region").to_pylist() == [None] * 40 + ["EU"]
+    assert (await union_read(lake_conn, path)).sort_by("id").equals(lake)

@@ -359,3 +359,26 @@ def test_kv_batches_in_the_tables_log_format(fmt):
     bad = build_batch(rb, schema_id=1, change_types=np.array([ChangeType.UpdateAfter] * 2, np.uint8),
                       log_format=fmt)
     refused(validator, bad, "column 'v' is NOT NULL")
+
+
+def test_batches_of_every_retained_schema_id_are_checked_against_that_schema():
+    """After ALTER TABLE ADD (schema id 2 adds ``price``), a batch of schema id 1 holds ``id, name`` only."""
+    validator = BatchValidator("table db.t bucket 0", 2, LOG, column_counts=[2, 3])
+    old = log_rows().select([0, 1])
+    [v] = validator.validate(build_batch(old, schema_id=1))
+    assert v.rows.schema.names == ["id", "name"] and v.rows.num_rows == 3
+    [v] = validator.validate(build_batch(log_rows(), schema_id=2))
+    assert v.rows.num_columns == 3
+    # a body that does not match its own schema id: the full row under id 1, the short one under id 2
+    refused(validator, build_batch(log_rows(), schema_id=1), "schema id 1", "[id, name]")
+    refused(validator, build_batch(old, schema_id=2), "schema id 2", "[id, name, price]")
+    refused(validator, build_batch(old, schema_id=3), "schema id 3", "1 to 2", code=ErrorCode.SCHEMA_NOT_EXIST)
+    refused(validator, build_batch(old, schema_id=0), "schema id 0")
+
+
+def test_a_partial_update_of_an_old_schema_id_cannot_target_a_later_column():
+    validator = BatchValidator("table db.kv bucket 0", 2, KV, primary_key=[0], column_counts=[2, 3])
+    rb = pa.record_batch([pa.array([1], pa.int32()), pa.array(["v"])], schema=pa.schema(list(KV)[:2]))
+    old = build_batch(rb, schema_id=1, change_types=np.array([ChangeType.UpdateAfter], np.uint8))
+    assert validator.validate(old, [0, 1])[0].rows.num_columns == 2
+    refused(validator, old, "schema id 1", "'note'", code=ErrorCode.INVALID_TARGET_COLUMN, targets=[0, 2])

@@ -380,8 +380,11 @@ def test_a_projected_fetch_fills_its_byte_limit_with_projected_batches(tmp_path)
     rbs = [_batch(n=300, seed=s) for s in range(12)]
     for rb in rbs:
         log.append_as_leader(build_batch(rb, schema_id=1, compression=COMPRESSION_ZSTD), leader_epoch=0)
-    replica = type("R", (), {"log": log, "zstd_level": 3, "log_format": "ARROW", "table": type("T", (), {"row_schema": ROW_SCHEMA,
-                                                                                  "table_path": "db.t"})})
+    from fluss.record.schema_evolution import SchemaHistory
+
+    replica = type("R", (), {"log": log, "zstd_level": 3, "log_format": "ARROW",
+                             "table": type("T", (), {"row_schema": ROW_SCHEMA, "table_path": "db.t"}),
+                             "validator": type("V", (), {"history": SchemaHistory(SCHEMA)})})
     manager = ReplicaManager.__new__(ReplicaManager)
     stored = list(log_batch.iter_batches(log.read(0, 1 << 30).records))
     cols = [8, 1]

@@ -10,8 +10,10 @@ from fluss import ErrorCode, FlussError
 from fluss.client import batch_decode
 from fluss.record.change_type import ChangeType
 from fluss.record.log_batch import COMPRESSION_ZSTD, build_batch, iter_batches
+from fluss.record.schema_evolution import SchemaHistory
 
 SCHEMA = pa.schema([("k", pa.int64()), ("v", pa.int64()), ("s", pa.string())])
+READ = SchemaHistory(SCHEMA).read  # what a scanner decodes each batch with
 ROWS = 5_000
 
 
@@ -42,11 +44,11 @@ async def test_pool_decoding_equals_inline_decoding_in_order():
 
     pool.submit = counting_submit
     try:
-        parallel = await batch_decode.decode_fetched(batches, SCHEMA, True)
+        parallel = await batch_decode.decode_fetched(batches, READ, True)
     finally:
         del pool.submit
     assert len(used) == len(batches)  # one task per batch went to the pool
-    inline = [batch_decode.decode_batch(b, SCHEMA, True) for b in batches]
+    inline = [batch_decode.decode_batch(b, READ, True) for b in batches]
     assert len(parallel) == len(inline) == 20
     for (rb, cts), (rb2, cts2) in zip(parallel, inline, strict=True):
         assert rb.equals(rb2)
@@ -61,7 +63,7 @@ async def test_small_responses_decode_inline():
     pool = batch_decode.decode_pool()
     pool.submit = lambda *a, **k: pytest.fail("a small response must not go to the pool")
     try:
-        (rb, cts), = await batch_decode.decode_fetched(batches, SCHEMA, True)
+        (rb, cts), = await batch_decode.decode_fetched(batches, READ, True)
     finally:
         del pool.submit
     assert rb.num_rows == ROWS and not cts.any()
@@ -73,6 +75,6 @@ async def test_a_corrupt_batch_fails_the_whole_response_with_its_offset():
     end_of_victim = sum(b.size_in_bytes for b in batches[:6])
     data[end_of_victim - 10] ^= 0xFF  # a byte of batch 5's Arrow body
     with pytest.raises(FlussError) as e:
-        await batch_decode.decode_fetched(list(iter_batches(data)), SCHEMA, True)
+        await batch_decode.decode_fetched(list(iter_batches(data)), READ, True)
     assert e.value.error_code == ErrorCode.CORRUPT_RECORD_EXCEPTION
     assert str(5 * ROWS) in e.value.message

@@ -90,20 +90,22 @@ class TableDescriptorPb(_message.Message):
     def __init__(self, schema: _Optional[_Union[SchemaPb, _Mapping]] = ..., partition_keys: _Optional[_Iterable[str]] = ..., bucket_count: _Optional[int] = ..., bucket_keys: _Optional[_Iterable[str]] = ..., comment: _Optional[str] = ..., has_comment: bool = ..., properties: _Optional[_Mapping[str, str]] = ..., custom_properties: _Optional[_Mapping[str, str]] = ...) -> None: ...
 
 class TableInfoPb(_message.Message):
-    __slots__ = ("table_path", "table_id", "schema_id", "descriptor", "created_time", "modified_time")
+    __slots__ = ("table_path", "table_id", "schema_id", "descriptor", "created_time", "modified_time", "schema_column_counts")
     TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     SCHEMA_ID_FIELD_NUMBER: _ClassVar[int]
     DESCRIPTOR_FIELD_NUMBER: _ClassVar[int]
     CREATED_TIME_FIELD_NUMBER: _ClassVar[int]
     MODIFIED_TIME_FIELD_NUMBER: _ClassVar[int]
+    SCHEMA_COLUMN_COUNTS_FIELD_NUMBER: _ClassVar[int]
     table_path: TablePathPb
     table_id: int
     schema_id: int
     descriptor: TableDescriptorPb
     created_time: int
     modified_time: int
-    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., table_id: _Optional[int] = ..., schema_id: _Optional[int] = ..., descriptor: _Optional[_Union[TableDescriptorPb, _Mapping]] = ..., created_time: _Optional[int] = ..., modified_time: _Optional[int] = ...) -> None: ...
+    schema_column_counts: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., table_id: _Optional[int] = ..., schema_id: _Optional[int] = ..., descriptor: _Optional[_Union[TableDescriptorPb, _Mapping]] = ..., created_time: _Optional[int] = ..., modified_time: _Optional[int] = ..., schema_column_counts: _Optional[_Iterable[int]] = ...) -> None: ...
 
 class DatabaseDescriptorPb(_message.Message):
     __slots__ = ("comment", "has_comment", "custom_properties")
@@ -301,13 +303,29 @@ class ResetOptionPb(_message.Message):
     key: str
     def __init__(self, key: _Optional[str] = ...) -> None: ...
 
+class AddColumnPb(_message.Message):
+    __slots__ = ("name", "data_type", "comment", "has_comment", "position")
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    DATA_TYPE_FIELD_NUMBER: _ClassVar[int]
+    COMMENT_FIELD_NUMBER: _ClassVar[int]
+    HAS_COMMENT_FIELD_NUMBER: _ClassVar[int]
+    POSITION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    data_type: str
+    comment: str
+    has_comment: bool
+    position: str
+    def __init__(self, name: _Optional[str] = ..., data_type: _Optional[str] = ..., comment: _Optional[str] = ..., has_comment: bool = ..., position: _Optional[str] = ...) -> None: ...
+
 class TableChangePb(_message.Message):
-    __slots__ = ("set_option", "reset_option")
+    __slots__ = ("set_option", "reset_option", "add_column")
     SET_OPTION_FIELD_NUMBER: _ClassVar[int]
     RESET_OPTION_FIELD_NUMBER: _ClassVar[int]
+    ADD_COLUMN_FIELD_NUMBER: _ClassVar[int]
     set_option: SetOptionPb
     reset_option: ResetOptionPb
-    def __init__(self, set_option: _Optional[_Union[SetOptionPb, _Mapping]] = ..., reset_option: _Optional[_Union[ResetOptionPb, _Mapping]] = ...) -> None: ...
+    add_column: AddColumnPb
+    def __init__(self, set_option: _Optional[_Union[SetOptionPb, _Mapping]] = ..., reset_option: _Optional[_Union[ResetOptionPb, _Mapping]] = ..., add_column: _Optional[_Union[AddColumnPb, _Mapping]] = ...) -> None: ...
 
 class AlterTableRequest(_message.Message):
     __slots__ = ("table_path", "changes", "ignore_if_not_exists")

@@ -14,10 +14,19 @@ nothing (one refused change refuses them all, nothing is stored). Rules, each fa
 * any other key is a custom property (a user's own key).
 
 Setting a key to the value it has, or resetting a key that is not set, is allowed and changes nothing.
+
+**ADD COLUMN** (``TableChange.add_column``) appends a column after the last one and makes a new schema id
+(``fluss.record.schema_evolution``): the column must be nullable (data written before has no value for it),
+its name new (compared case-insensitively, as Flink and the lake do; a computed column the Flink catalog
+keeps as ``schema.{i}.name`` counts) and not a lake system column
+(``__bucket``, ``__offset``, ``__timestamp``, ``__row_kind``), its position LAST (Fluss supports no other). Primary key,
+partition keys and bucket keys never change: a new column is none of them. Several ADDs of one request make one
+schema id.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from fluss.errors import ErrorCode, FlussError
@@ -25,6 +34,13 @@ from fluss.metadata import TableChange, TableInfo
 from fluss.options import Option
 from fluss.server.coordinator.auto_partition import check_auto_partition
 from fluss.table_options import CONNECTOR_OPTIONS, TABLE_OPTIONS
+from fluss.types import Column, RowSchema
+
+#: A computed column of the Flink catalog (``schema.{i}.name`` in the table's custom properties).
+FLINK_COLUMN_NAME = re.compile(r"schema\.\d+\.name")
+
+#: Column names the lake table adds after the table's own (``fluss.lake.paimon.SYSTEM_COLUMNS``).
+LAKE_SYSTEM_COLUMNS = ("__bucket", "__offset", "__timestamp", "__row_kind")
 
 AUTO_PARTITION_PREFIX = "table.auto-partition."
 
@@ -69,6 +85,8 @@ def apply_option_changes(info: TableInfo, changes: list[TableChange]) -> Altered
     custom = info.get_custom_properties()
     before = dict(props)
     for change in changes:
+        if change.kind == TableChange.ADD_COLUMN:
+            continue  # apply_column_changes
         key = change.key.strip() if change.key else ""
         if not key:
             raise alter_error(f"ALTER TABLE of {where}: an option key is empty")
@@ -97,3 +115,37 @@ def apply_option_changes(info: TableInfo, changes: list[TableChange]) -> Altered
     if any(k.startswith(AUTO_PARTITION_PREFIX) for k in changed):
         check_auto_partition(props, info.get_partition_keys(), info.row_schema, str(info.table_path), creating=False)
     return AlteredProperties(props, custom, changed)
+
+
+def apply_column_changes(info: TableInfo, changes: list[TableChange]) -> RowSchema | None:
+    """The table's schema after the ADD COLUMN changes of ``changes`` (None when there is none); raises
+    INVALID_ALTER_TABLE_EXCEPTION naming the column and the table on the first refused one."""
+    adds = [c for c in changes if c.kind == TableChange.ADD_COLUMN]
+    if not adds:
+        return None
+    where = f"table '{info.table_path}'"
+    schema = info.row_schema
+    columns = list(schema.columns)
+    taken = {c.name.lower(): c.name for c in columns}
+    # computed columns the Flink catalog keeps in custom properties (schema.{i}.name) are columns too for Flink
+    for key, value in info.get_custom_properties().items():
+        if FLINK_COLUMN_NAME.fullmatch(key):
+            taken.setdefault(value.lower(), value)
+    for change in adds:
+        column: Column = change.column
+        name = column.name
+        if change.position != TableChange.LAST:
+            raise alter_error(f"Cannot add column '{name}' to {where} at position {change.position}: columns can "
+                              "only be added after the last one (LAST)")
+        if name.lower() in taken:
+            raise alter_error(f"Cannot add column '{name}' to {where}: column '{taken[name.lower()]}' already "
+                              "exists")
+        if name.lower() in LAKE_SYSTEM_COLUMNS:
+            raise alter_error(f"Cannot add column '{name}' to {where}: the name is reserved for the lake table's "
+                              f"system columns ({', '.join(LAKE_SYSTEM_COLUMNS)})")
+        if not column.data_type.nullable:
+            raise alter_error(f"Cannot add column '{name}' {column.data_type} to {where}: an added column must be "
+                              "nullable (rows written before have no value for it)")
+        columns.append(column)
+        taken[name.lower()] = name
+    return RowSchema(columns, list(schema.primary_keys))

@@ -23,7 +23,8 @@ def table_info_of(path: TablePath, reg: TableRegistration, schema_json: dict) ->
         Schema.of(RowSchema.from_json(schema_json)), partition_keys=reg.partition_keys,
         bucket_count=reg.bucket_count, bucket_keys=reg.bucket_keys, comment=reg.comment,
         properties=reg.properties, custom_properties=reg.custom_properties)
-    return TableInfo(path, reg.table_id, reg.schema_id, desc, reg.created_time, reg.modified_time)
+    return TableInfo(path, reg.table_id, reg.schema_id, desc, reg.created_time, reg.modified_time,
+                     reg.schema_column_counts)
 
 
 @dataclass

@@ -37,7 +37,7 @@ from fluss.server.config import (
     REMOTE_DATA_DIR,
     ServerConfig,
 )
-from fluss.server.coordinator.alter import apply_option_changes
+from fluss.server.coordinator.alter import apply_column_changes, apply_option_changes
 from fluss.server.coordinator.assignment import assign_replicas
 from fluss.server.coordinator.auto_partition import AutoPartitionPlanner, AutoPartitionStrategy
 from fluss.server.coordinator.context import (
@@ -310,18 +310,28 @@ class CoordinatorEventProcessor:
                 return
             raise FlussError(f"Table '{path}' does not exist", ErrorCode.TABLE_NOT_EXIST)
         altered = apply_option_changes(info, changes)
+        new_schema = apply_column_changes(info, changes)
         got = await self._zk(self.zk.get_table, path.database_name, path.table_name)
         if got is None:
             raise FlussError(f"Table '{path}' does not exist", ErrorCode.TABLE_NOT_EXIST)
         reg, schema_json = got
         reg.properties, reg.custom_properties, reg.modified_time = altered.properties, altered.custom_properties, now_ms()
+        if new_schema is not None:  # ADD COLUMN: a new schema id (the earlier ones stay in ZooKeeper)
+            reg.schema_column_counts = info.schema_column_counts + [len(new_schema.columns)]
+            reg.schema_id = len(reg.schema_column_counts)
+            schema_json = new_schema.to_json()
         new_info = table_info_of(path, reg, schema_json)
         if altered.changed(DATALAKE_ENABLED) and is_lake_enabled(new_info):
             reg.properties.update(await self.lake.create_table(new_info))
             new_info = table_info_of(path, reg, schema_json)
+        if new_schema is not None and is_lake_enabled(new_info) and not altered.changed(DATALAKE_ENABLED):
+            await self.lake.add_columns(new_info, len(info.row_schema.columns))  # the lake table gets them first
         check_metadata_size(f"table '{path}'", reg.comment, {**reg.properties, **reg.custom_properties},
                             len(encode(reg)) + len(dumps(schema_json)))
-        await self._zk(self.zk.set_table, path.database_name, path.table_name, reg)
+        if new_schema is not None:
+            await self._zk(self.zk.add_schema, path.database_name, path.table_name, reg, schema_json)
+        else:
+            await self._zk(self.zk.set_table, path.database_name, path.table_name, reg)
         self.ctx.add_table(new_info)
         by_server: dict[int, list[TableBucket]] = {}
         for tb in self.ctx.leaders:

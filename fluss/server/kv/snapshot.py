@@ -34,7 +34,7 @@ import shutil
 import tempfile
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -254,11 +254,13 @@ def restore_snapshot(
     schema: RowSchema,
     schema_id: int,
     properties: Mapping[str, str],
+    column_counts: Sequence[int] = (),
 ) -> KvTablet:
     """Download a snapshot and open it as a tablet; its ``flushed_offset`` is the snapshot's log offset,
-    from where the caller replays the changelog."""
+    from where the caller replays the changelog. Values of older schema ids (``column_counts``) read as the
+    current schema with the added columns null."""
     download_snapshot(manifest, remote_dir, local_dir)
-    tablet = KvTablet.open(Path(local_dir), schema, schema_id, properties)
+    tablet = KvTablet.open(Path(local_dir), schema, schema_id, properties, column_counts)
     if tablet.flushed_offset != manifest.log_offset:
         tablet.close()
         raise FlussError(

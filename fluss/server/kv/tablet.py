@@ -55,7 +55,9 @@ from rocksdict import Checkpoint, Options, Rdict, WriteBatch, WriteOptions
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.encoding import encode_keys
 from fluss.record.change_type import ChangeType
+from fluss.record.indexed_rows import decode_evolved
 from fluss.record.log_format import kv_format_of, row_codec_of
+from fluss.record.schema_evolution import SchemaHistory
 from fluss.server.kv.merge import (
     DELETE_BEHAVIOR,
     FIRST_ROW,
@@ -129,10 +131,13 @@ class KvTablet:
         properties: Mapping[str, str],
         engine: MergeEngine,
         instance_id: str,
+        column_counts: Sequence[int] = (),
     ) -> None:
         self.directory = directory
         self.schema = schema
         self.schema_id = schema_id
+        # values of older schema ids (ALTER TABLE ADD) decode with their columns, the later ones null
+        self.history = SchemaHistory(schema.to_arrow(), column_counts, schema_id)
         self.properties = dict(properties)
         self.engine = engine
         self.changelog_image = changelog_image_of(properties)
@@ -159,7 +164,8 @@ class KvTablet:
     # ------------------------------------------------------------------ lifecycle
     @classmethod
     def open(
-        cls, directory: Path, schema: RowSchema, schema_id: int, properties: Mapping[str, str]
+        cls, directory: Path, schema: RowSchema, schema_id: int, properties: Mapping[str, str],
+        column_counts: Sequence[int] = (),
     ) -> KvTablet:
         """Open (or create) the tablet stored in ``directory``.
 
@@ -186,7 +192,7 @@ class KvTablet:
             db = Rdict(str(directory / DB_DIR), opts)
         except Exception as e:  # rocksdict raises plain Exception
             raise _storage_error(f"cannot open RocksDB in {directory / DB_DIR}: {e}") from e
-        return cls(directory, db, schema, schema_id, properties, engine, instance_id)
+        return cls(directory, db, schema, schema_id, properties, engine, instance_id, column_counts)
 
     def close(self) -> None:
         """Flush RocksDB's memtable (so a restart needs no replay of flushed batches) and close it.
@@ -231,6 +237,17 @@ class KvTablet:
     @property
     def arrow_schema(self) -> pa.Schema:
         return self._arrow_schema
+
+    def update_schema(self, schema: RowSchema, schema_id: int, column_counts: Sequence[int]) -> None:
+        """ALTER TABLE ADD reached the tablet: rows are merged, stored and read with the new schema from now on
+        (stored values of older ids are read with nulls for the added columns)."""
+        if schema_id == self.schema_id:
+            return
+        history = SchemaHistory(schema.to_arrow(), column_counts, schema_id)
+        engine = MergeEngine.from_properties(self.properties, schema)
+        with self._lock:
+            self.schema, self.schema_id, self.history, self.engine = schema, schema_id, history, engine
+            self._arrow_schema = history.schema
 
     # ------------------------------------------------------------------ write path
     def prepare_batch(
@@ -438,7 +455,7 @@ class KvTablet:
     def lookup_rows(self, keys: Sequence[bytes]) -> pa.RecordBatch:
         """The committed rows of the keys, one row per key in order; an absent key gives an all-null row
         (its primary-key columns are null too, which is how to tell)."""
-        return self.codec.decode_rows(self.lookup(keys), self._arrow_schema)
+        return decode_evolved(self.lookup(keys), self.history, self.codec)
 
     def prefix_lookup(self, prefix: bytes) -> list[bytes]:
         """The committed values of all keys starting with ``prefix`` (an encoded bucket-key prefix), in
@@ -464,7 +481,7 @@ class KvTablet:
             if k not in _RESERVED_KEYS:
                 values.append(v)
         del snap
-        return self.codec.decode_rows(values, self._arrow_schema), offset
+        return decode_evolved(values, self.history, self.codec), offset
 
     # ------------------------------------------------------------------ snapshots
     def create_checkpoint(self, path: Path) -> int:
@@ -500,6 +517,10 @@ class KvTablet:
             batch = batch.combine_chunks().to_batches()[0] if batch.num_rows else _empty_batch(schema)
         if batch.schema.equals(schema):
             return batch
+        if batch.num_columns < len(schema) and batch.schema.names == schema.names[:batch.num_columns]:
+            batch = self.history.pad(batch)  # a writer of an older schema id: the added columns are null
+            if batch.schema.equals(schema):
+                return batch
         if batch.schema.names != schema.names:
             raise _storage_error(
                 f"batch columns {batch.schema.names} do not match the table columns {schema.names}"
@@ -556,7 +577,7 @@ class KvTablet:
         if not sources:
             return self._empty_changelog()
         if old_values:
-            old = self.codec.decode_rows(old_values, self._arrow_schema, self.schema_id)
+            old = decode_evolved(old_values, self.history, self.codec)
             table = pa.Table.from_batches([batch, old])
         else:
             table = pa.Table.from_batches([batch])
@@ -627,7 +648,7 @@ class KvTablet:
         schema = self._arrow_schema
         stored = [k for k, v in current.items() if v is not None]
         decoded = (
-            physical_rows(self.codec.decode_rows([current[k] for k in stored], schema, self.schema_id)) if stored else []
+            physical_rows(decode_evolved([current[k] for k in stored], self.history, self.codec)) if stored else []
         )
         rows: dict[bytes, list | None] = dict.fromkeys(current)
         rows.update(zip(stored, decoded, strict=True))

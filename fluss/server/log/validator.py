@@ -6,21 +6,23 @@ request, and appends nothing if one fails (``CORRUPT_RECORD_EXCEPTION``, or ``SC
 the table does not have, naming the batch and what was wrong):
 
 * **Framing**: the payload is whole batches, at least one, no trailing bytes.
-* **Header**: magic, known attribute bits (compression codec, APPEND_ONLY, body format), reserved fields zero, length a multiple of 8,
-  record count > 0, writer id and batch sequence both set (>= 0) or both -1, the table's schema id, CRC.
+* **Header**: magic, known attribute bits (compression codec, APPEND_ONLY, body format), reserved fields zero, length
+  a multiple of 8, record count > 0, writer id and batch sequence both set (>= 0) or both -1, a schema id the table
+  has (any version since creation: ALTER TABLE ADD keeps older writers working), CRC.
 * **Change types**: a log table takes append-only batches (+A); PutKv takes a change-type vector of +I/+U
   (upsert) and -D (delete), with zero padding.
 * **Body format** (attribute bits 4-5): ARROW, or the table's ``table.log.format`` (INDEXED, COMPACTED) for a
   row-format log; another row format is refused, and a row-format body is uncompressed. The leader re-encodes a
   validated ARROW batch for a row-format log from its validated rows (``ValidatedBatch.encoded_in``).
 * **Arrow body**: one encapsulated record-batch message that ends where the batch ends, with the codec the
-  attributes declare, the row count of the header, and the field nodes and buffers of the table's columns; it is
-  decoded with the table's schema and validated in full (buffer sizes, offsets, UTF-8, decimal precision), so a
+  attributes declare, the row count of the header, and the field nodes and buffers of the columns of the batch's
+  schema id (the first ``n_k`` columns, ``fluss.record.schema_evolution``); it is decoded with that schema and
+  validated in full (buffer sizes, offsets, UTF-8, decimal precision), so a
   reader can always decode what was acknowledged. A NOT NULL column holds no null (on PutKv: key columns always;
   other columns in the rows an upsert writes).
 * **Row body** (INDEXED, COMPACTED): the row lengths and rows fill the body to its 8-byte padding (zeros); the
   rows are decoded column-wise with the format's codec (``fluss.record.log_format.row_codec_of``; every row
-  must carry the table's schema id), validated in full like an Arrow body, and must be byte for byte the codec's
+  must carry the batch's schema id; its columns are that schema id's), validated in full like an Arrow body, and must be byte for byte the codec's
   encoding of what they decode to: bytes a reader would skip or read differently (a field running into the
   next row, trailing bytes, non-zero slots of null values) are refused. The same NOT NULL rules apply.
 
@@ -69,6 +71,7 @@ from fluss.record.log_batch import (
     compression_name,
 )
 from fluss.record.log_format import ARROW, row_codec_of
+from fluss.record.schema_evolution import SchemaHistory
 
 UPSERT_CHANGE_TYPES = (ChangeType.Insert, ChangeType.UpdateAfter)
 KV_CHANGE_TYPES = (*UPSERT_CHANGE_TYPES, ChangeType.Delete)
@@ -81,6 +84,23 @@ _SINGLE_THREADED = pa.ipc.IpcReadOptions(use_threads=False)
 _I32 = struct.Struct("<i")
 _RESERVED = struct.Struct("<H")  # bytes 6-7
 _RESERVED_TAIL = struct.Struct("<I")  # bytes 52-55
+
+
+@dataclass(frozen=True)
+class _Shape:
+    """What a body of one schema id must look like."""
+
+    schema: pa.Schema
+    nodes: int
+    buffers: int
+    not_null: list[int]
+    schema_message: bytes
+
+    @classmethod
+    def of(cls, schema: pa.Schema) -> _Shape:
+        layout = schema_layout(schema)  # Fluss's column types never fall back (ProjectionUnsupported)
+        return cls(schema, layout.total_nodes, sum(layout.buffers), [i for i, f in enumerate(schema) if not f.nullable],
+                   schema.serialize().to_pybytes())
 
 
 @dataclass(frozen=True)
@@ -106,14 +126,16 @@ class BatchValidator:
 
     Args:
         bucket: how messages name the bucket, e.g. ``table db.t bucket 3``.
-        schema_id: the table's schema id.
+        schema_id: the table's (latest) schema id.
         schema: the Arrow schema of that schema id (nullability from the table's NOT NULL columns).
         primary_key: indexes of the primary-key columns; empty for a log table.
         log_format: the table's ``table.log.format``: a batch body is ARROW or in this format.
+        column_counts: the column count of every schema id (``TableInfo.schema_column_counts``); a batch of
+            an older id holds that many leading columns. Default: one schema id.
     """
 
     def __init__(self, bucket: str, schema_id: int, schema: pa.Schema, primary_key: Sequence[int] = (),
-                 log_format: str = ARROW) -> None:
+                 log_format: str = ARROW, column_counts: Sequence[int] = ()) -> None:
         self.bucket = bucket
         self.log_format = log_format
         self._body_formats = {ARROW, log_format}
@@ -121,11 +143,14 @@ class BatchValidator:
         self.schema = schema
         self.primary_key = tuple(primary_key)
         self.is_kv = bool(self.primary_key)
-        layout = schema_layout(schema)  # Fluss's column types never fall back (ProjectionUnsupported)
-        self._nodes = layout.total_nodes
-        self._buffers = sum(layout.buffers)
-        self._not_null = [i for i, f in enumerate(schema) if not f.nullable]
-        self._schema_message = schema.serialize().to_pybytes()
+        self.history = SchemaHistory(schema, column_counts, schema_id, bucket)
+        self._shapes: dict[int, _Shape] = {schema_id: _Shape.of(schema)}
+
+    def _shape(self, schema_id: int) -> _Shape:
+        shape = self._shapes.get(schema_id)
+        if shape is None:
+            shape = self._shapes[schema_id] = _Shape.of(self.history.schema_of(schema_id))
+        return shape
 
     def validate(self, records: Buffer, target_columns: Sequence[int] | None = None) -> list[ValidatedBatch]:
         """Every batch of a request, checked and decoded; raises on the first problem (nothing is written)."""
@@ -154,9 +179,16 @@ class BatchValidator:
     def _validate_batch(self, batch: LogBatch, index: int,
                         target_columns: Sequence[int] | None) -> ValidatedBatch:
         self._check_header(batch, index)
+        shape = self._shape(batch.schema_id)
+        if target_columns is not None and any(c >= len(shape.schema) for c in target_columns):
+            missing = sorted(self.schema.names[c] for c in target_columns
+                             if len(shape.schema) <= c < len(self.schema))
+            raise FlussError(f"Batch {index} for {self.bucket} has schema id {batch.schema_id}, which has no column "
+                             f"{', '.join(repr(m) for m in missing)} that the partial update targets",
+                             ErrorCode.INVALID_TARGET_COLUMN)
         types = self._change_types(batch, index)
-        rows = self._decode(batch, index)
-        self._check_nulls(rows, types, index, target_columns)
+        rows = self._decode(batch, index, shape)
+        self._check_nulls(rows, types, index, target_columns, shape)
         return ValidatedBatch(batch, rows, types)
 
     def _check_header(self, b: LogBatch, index: int) -> None:
@@ -182,9 +214,13 @@ class BatchValidator:
         if (b.writer_id < 0) != (b.batch_sequence < 0) or b.writer_id < -1 or b.batch_sequence < -1:
             raise self._error(index, f"writer id {b.writer_id} with batch sequence {b.batch_sequence} (both -1 "
                                      "without idempotence, both >= 0 with it)")
-        if b.schema_id != self.schema_id:
-            raise FlussError(f"Batch {index} for {self.bucket} uses schema id {b.schema_id}, but the table's schema "
-                             f"id is {self.schema_id}", ErrorCode.SCHEMA_NOT_EXIST)
+        if not self.history.knows(b.schema_id):
+            if b.schema_id < 1:
+                raise self._error(index, f"schema id {b.schema_id} (schema ids start at 1)")
+            # newer than this server knows: an ALTER TABLE ADD not yet announced here (the writer retries)
+            raise FlussError(f"Batch {index} for {self.bucket} uses schema id {b.schema_id}, but this server knows "
+                             f"schema ids 1 to {self.history.current_id} of the table (schema changed: retry once the "
+                             "server has the new schema)", ErrorCode.SCHEMA_NOT_EXIST)
         actual = b.compute_crc()
         if actual != b.crc:
             raise self._error(index, f"CRC32C is 0x{actual:08x}, header says 0x{b.crc:08x}")
@@ -212,9 +248,9 @@ class BatchValidator:
             raise self._error(index, "the change-type vector's padding is not zero")
         return types
 
-    def _decode(self, b: LogBatch, index: int) -> pa.RecordBatch:
+    def _decode(self, b: LogBatch, index: int, shape: _Shape) -> pa.RecordBatch:
         if b.body_format != ARROW:
-            return self._decode_rows(b, index)
+            return self._decode_rows(b, index, shape)
         message = b.ipc_message()
         try:
             info = read_message(message)
@@ -230,25 +266,27 @@ class BatchValidator:
                                      f"Arrow body is compressed with {_CODEC_NAMES.get(info.codec, info.codec)}")
         if info.length != b.record_count:
             raise self._error(index, f"header says {b.record_count} records, the Arrow body has {info.length}")
-        if info.node_count != self._nodes or info.buffer_count != self._buffers:
+        schema = shape.schema
+        if info.node_count != shape.nodes or info.buffer_count != shape.buffers:
             raise self._error(index, f"the Arrow body has {info.node_count} column nodes and {info.buffer_count} "
-                                     f"buffers; the table's {len(self.schema)} columns "
-                                     f"[{', '.join(self.schema.names)}] have {self._nodes} and {self._buffers}")
+                                     f"buffers; the {len(schema)} columns of schema id {b.schema_id} "
+                                     f"[{', '.join(schema.names)}] have {shape.nodes} and {shape.buffers}")
         try:
             if info.codec is None:  # zero-copy
-                rows = pa.ipc.read_record_batch(pa.py_buffer(message), self.schema)
+                rows = pa.ipc.read_record_batch(pa.py_buffer(message), schema)
             else:  # decompressed on this thread: Arrow's thread pool costs more than it saves on small batches
-                stream = pa.BufferReader(pa.py_buffer(b"".join((self._schema_message, message))))
+                stream = pa.BufferReader(pa.py_buffer(b"".join((shape.schema_message, message))))
                 rows = pa.ipc.open_stream(stream, options=_SINGLE_THREADED).read_next_batch()
             rows.validate(full=True)
         except (pa.ArrowException, ValueError, OSError) as e:
-            raise self._error(index, f"the Arrow body does not decode with the table's columns "
-                                     f"[{', '.join(self.schema.names)}]: {_first_line(e)}") from None
+            raise self._error(index, f"the Arrow body does not decode with the table's columns of schema id "
+                                     f"{b.schema_id} "
+                                     f"[{', '.join(schema.names)}]: {_first_line(e)}") from None
         if rows.num_rows != b.record_count:
             raise self._error(index, f"header says {b.record_count} records, the Arrow body has {rows.num_rows}")
         return rows
 
-    def _decode_rows(self, b: LogBatch, index: int) -> pa.RecordBatch:
+    def _decode_rows(self, b: LogBatch, index: int, shape: _Shape) -> pa.RecordBatch:
         fmt, n = b.body_format, b.record_count
         body = np.frombuffer(b.ipc_message(), dtype=np.uint8)
         if len(body) < 4 * n:
@@ -263,15 +301,15 @@ class BatchValidator:
         np.cumsum(lengths[:-1], out=starts[1:])
         codec = row_codec_of(fmt)
         try:
-            rows = codec.decode_rows_buffer(data, starts, lengths, self.schema, self.schema_id)
+            rows = codec.decode_rows_buffer(data, starts, lengths, shape.schema, b.schema_id)
             rows.validate(full=True)
-            blob, offsets = codec.encode_rows_buffer(rows, self.schema_id)
+            blob, offsets = codec.encode_rows_buffer(rows, b.schema_id)
         except FlussError as e:
-            raise self._error(index, f"the {fmt} rows do not decode with the table's columns "
-                                     f"[{', '.join(self.schema.names)}]: {e.message}") from None
+            raise self._error(index, f"the {fmt} rows do not decode with the columns of schema id "
+                                     f"{b.schema_id} [{', '.join(shape.schema.names)}]: {e.message}") from None
         except (pa.ArrowException, ValueError, IndexError, OverflowError, TypeError) as e:
-            raise self._error(index, f"the {fmt} rows do not decode with the table's columns "
-                                     f"[{', '.join(self.schema.names)}]: {_first_line(e)}") from None
+            raise self._error(index, f"the {fmt} rows do not decode with the columns of schema id "
+                                     f"{b.schema_id} [{', '.join(shape.schema.names)}]: {_first_line(e)}") from None
         if rows.num_rows != n:
             raise self._error(index, f"header says {n} records, the {fmt} body has {rows.num_rows}")
         if not (np.array_equal(np.diff(offsets), lengths) and np.array_equal(blob, data)):
@@ -283,8 +321,8 @@ class BatchValidator:
         return rows
 
     def _check_nulls(self, rows: pa.RecordBatch, types: np.ndarray, index: int,
-                     target_columns: Sequence[int] | None) -> None:
-        for i in self._not_null:
+                     target_columns: Sequence[int] | None, shape: _Shape) -> None:
+        for i in shape.not_null:
             column = rows.column(i)
             if not column.null_count:
                 continue

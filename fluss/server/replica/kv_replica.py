@@ -32,6 +32,7 @@ import pyarrow as pa
 from fluss.errors import ErrorCode, FlussError
 from fluss.nested_values import check_stored_nested
 from fluss.record.change_type import ChangeType
+from fluss.record.indexed_rows import decode_evolved
 from fluss.record.log_batch import build_batch, iter_batches
 from fluss.server.kv.snapshot import (
     SnapshotHandle,
@@ -75,10 +76,11 @@ class KvReplica:
         """Builds the leader's state (see the module docstring); ``snapshot_of`` asks for the latest snapshot."""
         info = self.replica.table
         schema, schema_id, props = info.row_schema, info.schema_id, info.get_properties()
+        counts = info.schema_column_counts
         log_ = self.replica.log
         kv = None
         if (self.local_dir / "db").exists():
-            kv = KvTablet.open(self.local_dir, schema, schema_id, props)
+            kv = KvTablet.open(self.local_dir, schema, schema_id, props, counts)
             if not (log_.log_start_offset <= kv.flushed_offset <= log_.log_end_offset):
                 log.info("local KV state of %s covers offset %d, outside the log [%d, %d): discarded",
                          self.replica.bucket, kv.flushed_offset, log_.log_start_offset, log_.log_end_offset)
@@ -90,14 +92,17 @@ class KvReplica:
             if handle is not None and self.remote_dir:
                 log.info("restoring %s from KV snapshot %d (log offset %d)", self.replica.bucket,
                          handle.snapshot_id, handle.log_offset)
-                kv = restore_snapshot(handle, self.remote_dir, self.local_dir, schema, schema_id, props)
+                kv = restore_snapshot(handle, self.remote_dir, self.local_dir, schema, schema_id, props, counts)
                 self.last_snapshot_offset = handle.log_offset
             else:
-                kv = KvTablet.open(self.local_dir, schema, schema_id, props)
+                kv = KvTablet.open(self.local_dir, schema, schema_id, props, counts)
                 if log_.log_start_offset > 0:
                     log.warning("%s has no KV snapshot and its log starts at %d: rows older than that are lost",
                                 self.replica.bucket, log_.log_start_offset)
         self.kv = kv
+        latest = self.replica.table  # an ALTER TABLE ADD that arrived while the state was opening
+        if latest.schema_id != schema_id:
+            kv.update_schema(latest.row_schema, latest.schema_id, latest.schema_column_counts)
         gap = log_.log_start_offset > kv.flushed_offset
         try:
             replayed = self.replay(max(kv.flushed_offset, log_.log_start_offset))
@@ -112,7 +117,7 @@ class KvReplica:
     def replay(self, start: int) -> int:
         """Applies the changelog from ``start`` to the log end straight to RocksDB; returns records applied."""
         log_ = self.replica.log
-        schema = self.kv.arrow_schema
+        history = self.kv.history
         offset, applied = start, 0
         while offset < log_.log_end_offset:
             data = log_.read(offset, REPLAY_CHUNK_BYTES).records
@@ -121,7 +126,7 @@ class KvReplica:
             for batch in iter_batches(data):
                 if batch.next_offset <= offset:
                     continue
-                rows, types = batch.to_arrow(schema), batch.change_types()
+                rows, types = history.read(batch), batch.change_types()  # older ids: added columns null
                 if batch.base_offset < offset:
                     skip = offset - batch.base_offset
                     rows, types = rows.slice(skip), types[skip:]
@@ -162,7 +167,8 @@ class KvReplica:
             if changelog.num_records == 0:  # nothing changed (e.g. first_row kept the old row)
                 log_.writers.update(batch.writer_id, batch.batch_sequence, start, start - 1)
                 continue
-            data = build_batch(changelog.batch, schema_id=replica.table.schema_id, compression=replica.compression,
+            schema_id = kv.history.schema_id_with(changelog.batch.num_columns)  # the schema it was merged with
+            data = build_batch(changelog.batch, schema_id=schema_id, compression=replica.compression,
                                zstd_level=replica.zstd_level, change_types=changelog.change_types,
                                writer_id=batch.writer_id, batch_sequence=batch.batch_sequence,
                                log_format=replica.log_format)
@@ -240,8 +246,7 @@ class KvReplica:
         kv = self._kv()
         values = kv.lookup(keys)
         found = [v is not None for v in values]
-        present = [v for v in values if v is not None] if None in values else values
-        rows = kv.codec.decode_rows(present, kv.arrow_schema)
+        rows = decode_evolved([v for v in values if v is not None] if None in values else values, kv.history, kv.codec)
         return found, rows
 
     def prefix_lookup(self, prefixes: list[bytes]) -> tuple[list[int], pa.RecordBatch]:
@@ -251,7 +256,7 @@ class KvReplica:
             matched = kv.prefix_lookup(prefix)
             counts.append(len(matched))
             values.extend(matched)
-        return counts, kv.codec.decode_rows(values, kv.arrow_schema)
+        return counts, decode_evolved(values, kv.history, kv.codec)
 
     def lookup_entries(self, key_lists: list[list[bytes]], prefix: bool = False) -> list[tuple[list, bytes]]:
         """Several entries of one request for this bucket, with one multi-get (``prefix``: one scan per
@@ -278,7 +283,8 @@ class KvReplica:
 
     def encode_rows(self, rows: pa.RecordBatch) -> bytes:
         """One uncompressed log batch holding ``rows`` (how lookups and scans send rows back)."""
-        return build_batch(rows, schema_id=self.replica.table.schema_id, compression=0)
+        history = self._kv().history
+        return build_batch(rows, schema_id=history.schema_id_with(rows.num_columns), compression=0)
 
     # ------------------------------------------------------------ snapshots
 

@@ -130,8 +130,9 @@ class ReplicaManager:
         for info in tables.values():
             known = self.tables.get(info.table_id)
             self.tables[info.table_id] = info
-            if known is not None and known.get_properties() != info.get_properties():
-                self._table_altered(info)  # ALTER TABLE: the replicas take the new options live
+            if known is not None and (known.get_properties() != info.get_properties()
+                                      or known.schema_id != info.schema_id):
+                self._table_altered(info)  # ALTER TABLE: the replicas take the new options (and schema) live
         self.partition_names.update(names)
         results = []
         for b in req.buckets:
@@ -614,7 +615,8 @@ class ReplicaManager:
                              ErrorCode.INVALID_COLUMN_PROJECTION)
         data = replica.log.read(f.offset, max_bytes, max_offset=upper, min_one_batch=min_one).records
         if f.as_arrow and replica.log_format != ARROW and data:
-            data = b"".join(reformat_batch(b, schema, ARROW) for b in iter_batches(data))
+            history = replica.validator.history  # each batch re-encoded with the columns of its own schema id
+            data = b"".join(reformat_batch(b, history.schema_of(b.schema_id), ARROW) for b in iter_batches(data))
         if f.projection is None or not data:
             return bytes(data)
         return self._read_projected(replica, f.projection, schema, data, max_bytes, upper)
@@ -632,10 +634,15 @@ class ReplicaManager:
         out: list[bytes] = []
         total = raw = 0
         smallest = max_bytes
+        history = replica.validator.history  # a batch of an older schema id holds only its leading columns
         while data:
             next_offset = None
             for b in iter_batches(data):
-                projected = project_batch(b, schema, projection, None, replica.zstd_level)
+                if b.schema_id == history.current_id:
+                    projected = project_batch(b, history.schema, projection, None, replica.zstd_level)
+                else:
+                    projected = project_batch(b, history.schema_of(b.schema_id),
+                                              history.body_columns(b.schema_id, projection), None, replica.zstd_level)
                 if out and total + len(projected) > max_bytes:
                     return b"".join(out)
                 out.append(projected)

@@ -72,10 +72,7 @@ class Replica:
             f" of partition {bucket.partition_id}" if bucket.partition_id is not None else "")
         self.log_format = log_format_of(props)  # body format of the batches this bucket's log stores
         self.nested_columns = [c for c in table.row_schema.columns if c.data_type.is_nested]
-        arrow_schema = table.row_schema.to_arrow()
-        self.validator = BatchValidator(self.name, table.schema_id, arrow_schema,
-                                        [arrow_schema.names.index(k) for k in table.get_primary_keys()],
-                                        self.log_format)
+        self.validator = self._validator_of(table)
         self.log = LogTablet.open(directory, self.log_config, self.name)
         self.leader_id = -1
         self.leader_epoch = -1
@@ -91,11 +88,25 @@ class Replica:
         self.routing = BucketRouting(table)  # checks that written rows belong to this bucket
         self._lock = threading.Lock()
 
+    def _validator_of(self, table: TableInfo) -> BatchValidator:
+        arrow_schema = table.row_schema.to_arrow()
+        return BatchValidator(self.name, table.schema_id, arrow_schema,
+                              [arrow_schema.names.index(k) for k in table.get_primary_keys()],
+                              self.log_format, table.schema_column_counts)
+
     def update_table(self, table: TableInfo) -> None:
-        """Takes a live table's new settings (ALTER TABLE): the retention of its log (``table.log.ttl``)."""
+        """Takes a live table's new settings (ALTER TABLE): the retention of its log (``table.log.ttl``) and a new
+        schema id (ALTER TABLE ADD: batches of every id are accepted, the KV state merges with the new one)."""
+        schema_changed = table.schema_id != self.table.schema_id
         self.table = table
         self.log_config = replace(self.log_config, ttl_ms=LOG_TTL.value_of(table.get_properties()))
         self.log.config = self.log_config
+        if schema_changed:
+            self.nested_columns = [c for c in table.row_schema.columns if c.data_type.is_nested]
+            self.validator = self._validator_of(table)
+            kv = self.kv.kv if self.kv is not None else None
+            if kv is not None:
+                kv.update_schema(table.row_schema, table.schema_id, table.schema_column_counts)
 
     @property
     def is_leader(self) -> bool:

@@ -318,6 +318,14 @@ class ZooKeeperClient:
             raise FlussError(f"Cannot update table {db}.{table}: ZooKeeper failed ({type(e).__name__})",
                              ErrorCode.UNKNOWN_SERVER_ERROR) from e
 
+    def add_schema(self, db: str, table: str, reg: TableRegistration, schema_json: dict) -> None:
+        """ALTER TABLE ADD: stores schema ``reg.schema_id`` and the registration that makes it current, atomically
+        (the earlier versions stay under ``schemas/``)."""
+        tx = self._zk.transaction()
+        tx.create(paths.schema(db, table, reg.schema_id), dumps(schema_json))
+        tx.set_data(paths.table(db, table), encode(reg))
+        _commit(tx, f"add schema {reg.schema_id} of table {db}.{table}")
+
     def delete_table(self, db: str, table: str, table_id: int, partition_ids: list[int]) -> None:
         """Removes the table's metadata node first (so it is gone for clients), then its assignments."""
         try:

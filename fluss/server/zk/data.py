@@ -58,6 +58,8 @@ class TableRegistration:
     custom_properties: dict[str, str]
     created_time: int
     modified_time: int
+    # ALTER TABLE ADD: the column count of each schema id (entry i = id i + 1); empty until the first ADD
+    schema_column_counts: list[int] = field(default_factory=list)
 
 
 @dataclass

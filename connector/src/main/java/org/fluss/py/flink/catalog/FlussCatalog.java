@@ -31,6 +31,8 @@ import org.fluss.py.flink.client.FlussRpcException;
 import org.fluss.py.flink.client.TablePath;
 import org.fluss.py.flink.lake.LakeConfig;
 import org.fluss.py.flink.table.FlussDynamicTableFactory;
+import org.fluss.py.flink.types.FlussTypes;
+import org.fluss.py.rpc.AddColumnPb;
 import org.fluss.py.rpc.AlterTableRequest;
 import org.fluss.py.rpc.CreateDatabaseRequest;
 import org.fluss.py.rpc.CreatePartitionRequest;
@@ -375,9 +377,11 @@ public class FlussCatalog extends AbstractCatalog {
     }
 
     /**
-     * {@code ALTER TABLE t SET ('k' = 'v')} and {@code RESET ('k')}: sent to the coordinator as one AlterTable
-     * request (all or nothing), which accepts the table options Fluss allows to change on a live table and
-     * keeps connector options as custom properties; every other kind of change is refused here, naming it.
+     * {@code ALTER TABLE t SET ('k' = 'v')}, {@code RESET ('k')} and {@code ADD (c type [COMMENT '...'])}: sent to
+     * the coordinator as one AlterTable request (all or nothing), which accepts the table options Fluss allows to
+     * change on a live table, keeps connector options as custom properties and appends nullable physical columns
+     * (a new schema id; NOT NULL, FIRST / AFTER and existing names are refused there, naming the column); every
+     * other kind of change is refused here, naming it.
      */
     @Override
     public void alterTable(ObjectPath p, CatalogBaseTable newTable, List<TableChange> tableChanges,
@@ -395,13 +399,18 @@ public class FlussCatalog extends AbstractCatalog {
                 request.addChanges(reset(((TableChange.ResetOption) change).getKey()));
             } else if (isDerivedSchemaChange(change)) {
                 derivedSchemaChanged = true;
+            } else if (change instanceof TableChange.AddColumn) {  // a physical column: ALTER TABLE ADD
+                request.addChanges(addColumn((TableChange.AddColumn) change));
+                // computed columns are stored by position in the Flink schema: recompute them with the new one
+                derivedSchemaChanged = newTable instanceof ResolvedCatalogTable;
             } else if (change instanceof TableChange.DropColumn && newTable instanceof ResolvedCatalogTable
                     && droppedComputedColumn(p, ((TableChange.DropColumn) change).getColumnName())) {
                 derivedSchemaChanged = true;
             } else {
                 throw new CatalogException("ALTER TABLE " + p.getFullName() + ": '" + describe(change)
                         + "' is not supported by Fluss tables yet (supported: SET (...) and RESET (...) of "
-                        + "table options; adding, changing and dropping watermarks and computed columns)");
+                        + "table options; ADD of nullable columns after the last one; adding, changing and "
+                        + "dropping watermarks and computed columns)");
             }
         }
         if (derivedSchemaChanged) {
@@ -456,6 +465,22 @@ public class FlussCatalog extends AbstractCatalog {
 
     private static TableChangePb set(String key, String value) {
         return TableChangePb.newBuilder().setSetOption(SetOptionPb.newBuilder().setKey(key).setValue(value)).build();
+    }
+
+    private static TableChangePb addColumn(TableChange.AddColumn add) {
+        org.apache.flink.table.catalog.Column column = add.getColumn();
+        AddColumnPb.Builder b = AddColumnPb.newBuilder().setName(column.getName())
+                .setDataType(FlussTypes.toFluss(column.getDataType().getLogicalType()));
+        column.getComment().ifPresent(c -> b.setComment(c).setHasComment(true));
+        TableChange.ColumnPosition position = add.getPosition();
+        if (position instanceof TableChange.First) {
+            b.setPosition("FIRST");
+        } else if (position instanceof TableChange.After) {
+            b.setPosition("AFTER " + ((TableChange.After) position).column());
+        } else {
+            b.setPosition("LAST");
+        }
+        return TableChangePb.newBuilder().setAddColumn(b).build();
     }
 
     private static TableChangePb reset(String key) {

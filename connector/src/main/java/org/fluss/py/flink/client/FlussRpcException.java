@@ -23,7 +23,7 @@ public class FlussRpcException extends RuntimeException {
     public static final int AUTHENTICATE_EXCEPTION = 46;
 
     /** The retriable codes of fluss/errors.py (RETRIABLE_CODES). */
-    private static final Set<Integer> RETRIABLE = Set.of(1, 12, 3, 21, 25, 28, 29, 44, 24, 51);
+    private static final Set<Integer> RETRIABLE = Set.of(1, 12, 3, 21, 25, 28, 29, 44, 24, 51, 9);
 
     private final int code;
 

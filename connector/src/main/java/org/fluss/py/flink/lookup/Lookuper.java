@@ -15,7 +15,7 @@ import org.fluss.py.flink.client.TablePath;
 import org.fluss.py.flink.key.BucketingFunction;
 import org.fluss.py.flink.key.KeyEncoder;
 import org.fluss.py.flink.key.PartitionNames;
-import org.fluss.py.flink.record.ArrowBatchReader;
+import org.fluss.py.flink.record.EvolvingBatchReader;
 import org.fluss.py.flink.record.LogBatch;
 import org.fluss.py.rpc.ErrorInfo;
 import org.fluss.py.rpc.ListPartitionInfosRequest;
@@ -59,7 +59,7 @@ public final class Lookuper implements Serializable, AutoCloseable {
 
     private transient FlussClient client;
     private transient BufferAllocator allocator;
-    private transient ArrowBatchReader reader;
+    private transient EvolvingBatchReader reader; // rows of any schema id (ALTER TABLE ADD)
     private transient RowData.FieldGetter[] keyGetters;
     private transient KeyEncoder keyEncoder; // the primary key, or the encoded prefix columns
     private transient BucketingFunction bucketing; // the table's bucket function over its bucket key
@@ -82,7 +82,7 @@ public final class Lookuper implements Serializable, AutoCloseable {
     public void open() {
         client = new FlussClient(connection);
         allocator = new RootAllocator();
-        reader = new ArrowBatchReader(tableType, allocator);
+        reader = new EvolvingBatchReader(tableType, null, () -> client.tableInfo(path), allocator);
         partitionIds = new ConcurrentHashMap<>();
         TableInfoPb info = client.tableInfo(path);
         TableDescriptorPb d = info.getDescriptorPb();

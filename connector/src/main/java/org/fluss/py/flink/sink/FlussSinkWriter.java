@@ -101,6 +101,29 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
         open();
     }
 
+    /**
+     * The schema id this sink writes with: the table's latest, or (a job planned before an ALTER TABLE ADD) the
+     * older schema id whose columns are exactly the sink's; the server reads such batches with the added
+     * columns null.
+     */
+    private int schemaIdOf(TableInfoPb info, RowType tableType) {
+        int n = rowType.getFieldCount();
+        List<String> names = tableType.getFieldNames();
+        if (n == tableType.getFieldCount()) {
+            return info.getSchemaId();
+        }
+        List<Integer> counts = info.getSchemaColumnCountsList();
+        if (n < tableType.getFieldCount() && names.subList(0, n).equals(rowType.getFieldNames())) {
+            for (int id = counts.size(); id >= 1; id--) {
+                if (counts.get(id - 1) == n) {
+                    return id;
+                }
+            }
+        }
+        throw new IllegalStateException("Table " + path + " has " + tableType.getFieldCount() + " columns "
+                + names + " but the Flink sink has " + n + " " + rowType.getFieldNames());
+    }
+
     private void open() {
         TableInfoPb info = client.tableInfo(path);
         TableDescriptorPb d = info.getDescriptorPb();
@@ -110,13 +133,8 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
                     + "columns) needs a primary-key table");
         }
         RowType tableType = FlinkConversions.rowType(info);
-        if (tableType.getFieldCount() != rowType.getFieldCount()) {
-            throw new IllegalStateException("Table " + path + " has " + tableType.getFieldCount() + " columns "
-                    + tableType.getFieldNames() + " but the Flink sink has " + rowType.getFieldCount() + " "
-                    + rowType.getFieldNames());
-        }
         tableId = info.getTableId();
-        schemaId = info.getSchemaId();
+        schemaId = schemaIdOf(info, tableType);
         numBuckets = d.getBucketCount();
         String comp = d.getPropertiesMap().getOrDefault("table.log.arrow.compression.type", "ZSTD").toUpperCase();
         compression = comp.equals("NONE") ? LogBatch.COMPRESSION_NONE

@@ -18,7 +18,7 @@ import org.fluss.py.flink.client.TablePath;
 import org.fluss.py.flink.lake.LakeConfig;
 import org.fluss.py.flink.lake.LakeRows;
 import org.fluss.py.flink.lake.LakeTableReader;
-import org.fluss.py.flink.record.ArrowBatchReader;
+import org.fluss.py.flink.record.EvolvingBatchReader;
 import org.fluss.py.flink.record.LogBatch;
 import org.fluss.py.rpc.FetchBucketPb;
 import org.fluss.py.rpc.FetchBucketResultPb;
@@ -65,9 +65,9 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
     private final int fetchWaitMs;
     private final FlussClient client;
     private final BufferAllocator allocator = new RootAllocator();
-    private ArrowBatchReader reader; // created once the table's log format is known
+    private EvolvingBatchReader reader; // batches of any schema id (ALTER TABLE ADD); created once the log format is known
     private boolean rowLog; // table.log.format is INDEXED or COMPACTED: batches come as Arrow, projected here
-    private ArrowBatchReader snapshotReader; // every column (ScanKv has no projection)
+    private EvolvingBatchReader snapshotReader; // every column (ScanKv has no projection)
     private LakeTableReader lakeTable; // opened for the first lake part
     private final Map<String, Active> active = new LinkedHashMap<>();
     private final List<String> finishedEarly = new ArrayList<>();
@@ -137,12 +137,13 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
      * {@code as_arrow} (the tablet server re-encodes its batches as Arrow) and without server-side projection,
      * which only the ARROW format supports; the projection is then applied here.
      */
-    private ArrowBatchReader reader() {
+    private EvolvingBatchReader reader() {
         if (reader == null) {
             String format = client.tableInfo(path).getDescriptorPb().getPropertiesMap()
                     .getOrDefault("table.log.format", "ARROW");
             rowLog = !"ARROW".equalsIgnoreCase(format.trim());
-            reader = new ArrowBatchReader(rowLog ? spec.tableType : spec.fetchType(), allocator);
+            reader = new EvolvingBatchReader(spec.tableType, rowLog ? null : spec.fetchProjection(),
+                    () -> client.tableInfo(path), allocator);
         }
         return reader;
     }
@@ -493,7 +494,7 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         byte[] data = r.getRows().toByteArray();
         if (data.length > 0) {
             if (snapshotReader == null) {
-                snapshotReader = new ArrowBatchReader(spec.tableType, allocator);
+                snapshotReader = new EvolvingBatchReader(spec.tableType, null, () -> client.tableInfo(path), allocator);
             }
             for (LogBatch.View batch : LogBatch.parse(data)) {
                 rows.addAll(snapshotReader.read(batch, 0));
