@@ -61,8 +61,8 @@ async def describe_table(conn, path: TablePath) -> str:
     kind = "primary-key table" if info.has_primary_key() else "log table"
     lines = [f"{path} ({kind}, id {info.table_id}, schema {info.schema_id})", "columns:"]
     pks = set(info.get_primary_keys())
-    for name, data_type in info.get_schema().get_columns():
-        lines.append(f"  {name} {data_type}{'  [primary key]' if name in pks else ''}")
+    for column in info.row_schema.columns:  # the SQL type text, as `fluss table create --schema` takes it
+        lines.append(f"  {column.name} {column.data_type}{'  [primary key]' if column.name in pks else ''}")
     if pks:
         lines.append(f"primary key: {', '.join(info.get_primary_keys())}")
     if info.is_partitioned():

@@ -178,12 +178,11 @@ class ClusterViews:
             rows = (await self.admin.get_table_stats(path)).row_count
         except FlussError:
             rows = None
-        schema = info.get_schema()
         return {
             "now": time.time(), "database": database, "table": name, "id": info.table_id,
             "kind": "primary key" if info.has_primary_key() else "log",
-            "columns": [{"name": n, "type": str(t), "primary_key": n in info.get_primary_keys()}
-                        for n, t in schema.get_columns()],
+            "columns": [{"name": c.name, "type": str(c.data_type), "primary_key": c.name in info.get_primary_keys()}
+                        for c in info.row_schema.columns],  # the SQL type text
             "partition_keys": info.get_partition_keys(), "bucket_keys": info.get_bucket_keys(),
             "properties": dict(sorted(info.get_properties().items())), "rows": rows, "buckets": buckets,
             "lake": None if lake is None else {"snapshot_id": lake["snapshot_id"], "age_s": lake["age_s"],
