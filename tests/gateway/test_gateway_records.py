@@ -34,7 +34,10 @@ def arrow_body(table: pa.Table) -> bytes:
 
 async def read_all(conn, db: str, table: str) -> list[dict]:
     t = await conn.get_table(fluss.TablePath(db, table))
-    scanner = await t.new_scan().create_record_batch_log_scanner()
+    scan = t.new_scan()
+    # a primary-key table's changelog as Arrow (the official record-batch scanner refuses primary-key tables)
+    scanner = scan._changelog_batch_scanner() if t.get_table_info().has_primary_key() \
+        else await scan.create_record_batch_log_scanner()
     for b in range(t.get_table_info().num_buckets):
         scanner.subscribe(b, fluss.EARLIEST_OFFSET)
     return (await scanner.to_arrow()).to_pylist()
