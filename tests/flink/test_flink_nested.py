@@ -125,10 +125,14 @@ async def test_upserts_and_a_lookup_join_return_nested_values(batch_env, conn, f
     lookuper = (await conn.get_table(fluss.TablePath(flink_db, "users"))).new_lookup().create_lookuper()
     assert await lookuper.lookup({"id": 2}) == {"id": 2, "roles": ["dev"], "prefs": None,
                                                 "home": {"city": "Lima", "zip": 15002}}
-    batch_env.execute_sql("CREATE TEMPORARY VIEW probes AS SELECT * FROM (VALUES (1), (2), (3)) AS v(id)").wait()
-    got = _rows(batch_env.execute_sql(f"""
-        SELECT p.id, u.roles, u.prefs, u.home FROM (SELECT *, PROCTIME() AS pt FROM probes) AS p
-        LEFT JOIN {c}.users FOR SYSTEM_TIME AS OF p.pt AS u ON p.id = u.id"""))
+    # the PyFlink environment is shared by the session's tests: a view name of this test only, dropped after
+    batch_env.execute_sql("CREATE TEMPORARY VIEW nested_probes AS SELECT * FROM (VALUES (1), (2), (3)) AS v(id)").wait()
+    try:
+        got = _rows(batch_env.execute_sql(f"""
+            SELECT p.id, u.roles, u.prefs, u.home FROM (SELECT *, PROCTIME() AS pt FROM nested_probes) AS p
+            LEFT JOIN {c}.users FOR SYSTEM_TIME AS OF p.pt AS u ON p.id = u.id"""))
+    finally:
+        batch_env.execute_sql("DROP TEMPORARY VIEW IF EXISTS nested_probes")
     assert sorted((r[0], _plain(r[1]), _plain(r[2]), _plain(r[3])) for r in got) == [
         (1, ["admin"], [("mail", True)], ("Oslo", 150)), (2, ["dev"], None, ("Lima", 15002)),
         (3, None, None, None)]
