@@ -6,10 +6,20 @@ STAMP := $(VENV)/.setup-stamp
 # Debian packages: ZooKeeper for the servers, tmux for the interactive shell's tests, Prometheus for the metrics
 # tests, Chromium and its driver for the dashboard's browser tests (those tests fail, not skip, without them).
 APT_PACKAGES := zookeeper tmux prometheus chromium chromium-driver
+# A real S3 API on loopback for tests and `make demo S3=1`: moto's server, in its own virtualenv (its pins stay
+# out of the project's).
+S3_VENV := .venv-s3
+S3_STAMP := $(S3_VENV)/.setup-stamp
 
-.PHONY: apt-packages setup demo test test-long bench bench-full chaos fuzz lint proto options clean sql-client-jars
+.PHONY: apt-packages setup demo test test-long bench bench-full chaos fuzz remote-long lint proto options clean sql-client-jars
 
-setup: apt-packages $(STAMP)
+setup: apt-packages $(STAMP) $(S3_STAMP)
+
+$(S3_STAMP): requirements-s3.lock
+	test -x $(S3_VENV)/bin/python || python3.11 -m venv $(S3_VENV)
+	$(S3_VENV)/bin/python -m pip install -q --upgrade pip
+	$(S3_VENV)/bin/python -m pip install -q -r requirements-s3.lock
+	touch $(S3_STAMP)
 
 apt-packages:
 	@dpkg -s $(APT_PACKAGES) >/dev/null 2>&1 || (apt-get update -qq && \
@@ -37,7 +47,7 @@ sql-client-jars:
 		dependency:copy -Dartifact=org.apache.flink:flink-sql-gateway:$(FLINK_VERSION) -DoutputDirectory=$(PYFLINK_OPT))
 
 demo: setup
-	$(PY) examples/demo.py
+	$(PY) examples/demo.py $(if $(S3),--s3)
 
 test: setup
 	cd connector && mvn -q -B -Dstyle.color=never test
@@ -67,6 +77,13 @@ FUZZ_OUT ?= fuzz-results/report.json
 fuzz: setup
 	$(PY) -m reliability.fuzz --requests $(FUZZ_REQUESTS) --out $(FUZZ_OUT)
 
+# The tiered log's long tests (marked `long`, so `make test-long` runs them too): its fault tests (leaders SIGKILLed while uploading,
+# leadership moved during uploads, S3 unreachable for a while) and Flink reading a lake table on S3 with Paimon's
+# Java reader; 3-10 minutes. `make test` leaves them out (pyproject's addopts) and runs smokes of them (a leader
+# killed while it uploads; Flink reading a tiered log from S3).
+remote-long: setup
+	$(PY) -m pytest -q -m long tests/remote tests/flink/test_flink_tiered_log.py
+
 lint: setup
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check . || true
@@ -79,4 +96,4 @@ options: setup
 	$(PY) -m fluss.options_export
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(S3_VENV) build *.egg-info

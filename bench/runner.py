@@ -23,6 +23,7 @@ from bench import (
     fluss_log,
     fluss_metrics,
     fluss_recovery,
+    fluss_remote,
     fluss_security,
     gateway,
     kafka_peer,
@@ -37,7 +38,7 @@ from bench.data import LOGICAL_ROW_BYTES, PROJECTED, SCHEMA, arrow_bytes_per_row
 from bench.model import FAILED, Measurement, Profile
 from bench.setup import KAFKA_LIB
 
-FAMILIES = ("raw", "fluss", "security", "gateway", "recovery", "tiering", "flink", "metrics", "redis", "kafka",
+FAMILIES = ("raw", "fluss", "security", "gateway", "recovery", "remote", "tiering", "flink", "metrics", "redis", "kafka",
             "kafka3", "upstream")
 
 
@@ -83,6 +84,7 @@ def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
         ("gateway", lambda: gateway.run(profile), "fluss", ("gateway",)),
         ("recovery", lambda: fluss_recovery.run(profile) + fluss_failover.run(profile), "fluss",
          ("kv.recovery", "log.failover")),
+        ("remote", lambda: fluss_remote.run(profile), "fluss", ("remote",)),
         ("tiering", lambda: lake_tiering.run(profile), "fluss", ("tiering",)),
         ("flink", lambda: flink_sql.run(profile), "fluss", ("flink",)),
         ("metrics", lambda: fluss_metrics.run(profile), "fluss", ("metrics",)),

@@ -7,14 +7,22 @@
    the lake snapshots to the coordinator;
 4. fresh data after the tiering: more orders, an UPDATE and a DELETE (``3_fresh_data.sql``), in Fluss only;
 5. Union Read: per table, the lake-only and log-only counts next to the union, checked against what was written,
-   then the same through Flink SQL (``SELECT COUNT(*)`` of the table and of its ``$lake`` half).
+   then the same through Flink SQL (``SELECT COUNT(*)`` of the table and of its ``$lake`` half);
+6. the tiered log: older log segments of ``orders`` were uploaded to ``remote.data.dir`` and deleted locally
+   (``fluss table describe`` shows both halves); reading the log from ``earliest`` goes through the remote segments
+   into the local log.
+
+``--s3`` (``make demo S3=1``) puts ``remote.data.dir`` (tiered log, KV snapshots) and the Paimon warehouse on a
+real S3 API: moto's server on loopback (``fluss/fs/local_s3.py``), with Fluss's ``s3.*`` options.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -26,6 +34,7 @@ import fluss
 from fluss.cli.common import progress
 from fluss.lake.union_read import latest_lake_snapshot_or_none, read_lake, read_log_after, union_read
 from fluss.server.cluster import LocalCluster
+from fluss.table_report import describe_table
 
 ROOT = Path(__file__).resolve().parent.parent
 SQL = ROOT / "sql" / "streamhouse"
@@ -35,10 +44,17 @@ ORDERS_FIRST, ORDERS_MORE = 20_000, 5_000
 
 def batch_session(bootstrap: str):
     """A batch-mode PyFlink session with the Fluss connector and catalog (``fluss.flink.sql.SqlSession``)."""
+    from pyflink.java_gateway import get_gateway
+
     from fluss.flink.sql import SqlSession
 
-    return SqlSession(bootstrap, mode="batch", config={"parallelism.default": "2", "rest.bind-port": "0"},
-                      out=io.StringIO())
+    session = SqlSession(bootstrap, mode="batch", config={"parallelism.default": "2", "rest.bind-port": "0"},
+                         out=io.StringIO())
+    # Paimon's S3 file IO (Hadoop's S3A) logs every stream it opens to the console: keep its errors only
+    jvm = get_gateway().jvm
+    jvm.org.apache.logging.log4j.core.config.Configurator.setLevel("org.apache.hadoop",
+                                                                    jvm.org.apache.logging.log4j.Level.ERROR)
+    return session
 
 
 def run_sql(bootstrap: str, *files: str) -> None:
@@ -120,14 +136,49 @@ async def report(bootstrap: str) -> None:
         sys.exit(1)
 
 
+async def tiered_log(bootstrap: str) -> None:
+    """The orders log: its buckets' local and remote halves, and a read of the whole log from ``earliest``."""
+    conn = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": bootstrap}))
+    path = fluss.TablePath(DATABASE, "orders")
+    info = await conn.get_admin().get_table_info(path)
+    print("\n".join("  " + line for line in (await describe_table(conn, path)).splitlines()
+                    if not line.startswith(("  ", "columns", "properties"))))
+    scanner = await (await conn.get_table(path)).new_scan().project([0]).create_record_batch_log_scanner()
+    scanner.subscribe_buckets({b: fluss.EARLIEST_OFFSET for b in range(info.num_buckets)})
+    t0 = time.perf_counter()
+    rows = (await scanner.to_arrow()).num_rows
+    latest = await conn.get_admin().list_offsets(path, list(range(info.num_buckets)), fluss.OffsetSpec.latest())
+    print(f"  read from earliest (remote segments, then the local log): {rows:,} records of "
+          f"{sum(latest.values()):,} in {time.perf_counter() - t0:.1f}s")
+    await conn.aclose()
+    if rows != sum(latest.values()):
+        sys.exit("MISMATCH: the log read from earliest misses records")
+
+
 def main() -> None:
     from fluss.flink.jvm_output import drain_gateway_stderr
 
     drain_gateway_stderr()  # the PyFlink JVM's warnings to a log file, its Hadoop INFO lines off the console
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--s3", action="store_true", help="remote storage and the lake on a local S3 API (moto)")
+    args = parser.parse_args()
     demo_dir = Path(tempfile.mkdtemp(prefix="fluss-streamhouse-"))
-    warehouse = demo_dir / "paimon-warehouse"
-    config = {"datalake.format": "paimon", "datalake.paimon.warehouse": str(warehouse)}
-    print("== 1. local cluster: ZooKeeper, 1 coordinator, 3 tablet servers; Paimon warehouse", warehouse)
+    s3 = None
+    # small segments and a short remote-log interval, so the demo's log is tiered while it runs
+    config = {"log.segment.file-size": "32kb", "remote.log.task-interval-duration": "2s",
+              "kv.snapshot.interval": "10s", "datalake.format": "paimon"}
+    if args.s3:
+        from fluss.fs.local_s3 import LocalS3Server
+
+        s3 = LocalS3Server(log_path=demo_dir / "moto.log", owner_pid=os.getpid()).start()
+        s3.create_bucket("fluss")
+        config.update({"remote.data.dir": "s3://fluss/remote", "datalake.paimon.warehouse": "s3://fluss/lake",
+                       **s3.options()})
+        where = f"S3 API at {s3.endpoint} (moto): remote.data.dir s3://fluss/remote, warehouse s3://fluss/lake"
+    else:
+        config["datalake.paimon.warehouse"] = str(demo_dir / "paimon-warehouse")
+        where = f"Paimon warehouse {config['datalake.paimon.warehouse']}"
+    print("== 1. local cluster: ZooKeeper, 1 coordinator, 3 tablet servers;", where)
     try:
         with LocalCluster(tablet_servers=3, directory=demo_dir / "cluster", server_config=config) as cluster:
             bootstrap = cluster.bootstrap_servers
@@ -141,7 +192,11 @@ def main() -> None:
             print("\n== 5. union read = lake snapshot + log after it")
             asyncio.run(report(bootstrap))
             flink_counts(bootstrap)
+            print("\n== 6. tiered log: older segments in remote storage, the tail on the tablet servers")
+            asyncio.run(tiered_log(bootstrap))
     finally:
+        if s3 is not None:
+            s3.stop()
         shutil.rmtree(demo_dir, ignore_errors=True)
     print("\nCluster stopped.")
 

@@ -33,7 +33,6 @@ from fluss.options import Option, OptionRegistry, OptionType, config_error
 _S, _I, _L, _B = OptionType.STRING, OptionType.INT, OptionType.LONG, OptionType.BOOLEAN
 _DUR, _MEM, _ENUM = OptionType.DURATION, OptionType.MEMORY_SIZE, OptionType.ENUM
 
-REMOTE_LOG = "remote log storage (issue #15)"
 LATER = "not planned yet"
 
 # ---------------------------------------------------------------- distribution
@@ -54,12 +53,12 @@ BUCKET_FUNCTION = Option("table.bucket.function", _ENUM, None, "Function routing
 
 LOG_TTL = Option("table.log.ttl", _DUR, "7d", "How long log segments are kept before retention deletes them; "
                  "'0ms' (or -1) keeps them forever.", min=0, alterable=True, forever=("-1", "0", "0ms", "0s"))
-LOG_LOCAL_TTL = Option("table.log.local-ttl", _DUR, None, "How long segments stay on local disk once tiered to "
-                       "remote storage (default: table.log.ttl).", min=0, alterable=True, implemented=False,
-                       planned=REMOTE_LOG)
+LOG_LOCAL_TTL = Option("table.log.local-ttl", _DUR, None, "How long log segments stay on local disk once copied "
+                       "to remote storage (unset: table.log.ttl; '0ms' turns this cleanup off, segments beyond "
+                       "table.log.tiered.local-segments still go); at most table.log.ttl when both are positive.",
+                       min=0, alterable=True, forever=("-1", "0", "0ms", "0s"))
 LOG_TIERED_LOCAL_SEGMENTS = Option("table.log.tiered.local-segments", _I, "2", "Log segments kept locally per "
-                                   "bucket once tiered to remote storage.", min=1, alterable=True,
-                                   implemented=False, planned=REMOTE_LOG)
+                                   "bucket once tiered to remote storage.", min=1, alterable=True)
 LOG_FORMAT = Option("table.log.format", _ENUM, "ARROW", "Format of the log records: ARROW (columnar batches), "
                     "INDEXED or COMPACTED (rows; see fluss.record.log_format).",
                     values=("ARROW", "INDEXED", "COMPACTED"))
@@ -195,9 +194,11 @@ CONNECTOR_OPTIONS = OptionRegistry("connector option", [
     _connector("client.scanner.log.fetch.wait-max-time", _DUR, "500ms", "How long a fetch waits for min-bytes."),
     _connector("client.scanner.log.fetch.wait-max-time-ms", _I, "500", "Deprecated spelling of "
                "client.scanner.log.fetch.wait-max-time, in milliseconds."),
-    _connector("client.scanner.io.tmpdir", _S, None, "Local directory for downloaded snapshot and log files.", False),
-    _connector("client.scanner.remote-log.prefetch-num", _I, "4", "Remote log segments prefetched.", False),
-    _connector("client.remote-file.download-thread-num", _I, "3", "Threads downloading remote files.", False),
+    _connector("client.scanner.io.tmpdir", _S, None, "Local directory for downloaded remote log segments (default: "
+               "<JVM temp dir>/fluss)."),
+    _connector("client.scanner.remote-log.prefetch-num", _I, "4", "Remote log segments downloaded ahead of the "
+               "reader, at most."),
+    _connector("client.remote-file.download-thread-num", _I, "3", "Threads downloading remote log segments."),
     _connector("lookup.async", _B, "true", "Lookup joins run asynchronously."),
     _connector("lookup.insert-if-not-exists", _B, "false", "Insert the key of a lookup that finds nothing.", False),
     _connector("lookup.cache", _ENUM, "NONE", "Lookup cache strategy.", values=("NONE", "PARTIAL")),
@@ -236,8 +237,8 @@ CONNECTOR_OPTIONS = OptionRegistry("connector option", [
                False),
     _connector("client.writer.dynamic-create-partition.enabled", _B, "true", "Writers create missing partitions."),
     _connector("client.id", _S, "", "Name of the client in server-side request logs.", False),
-    _connector("client.connect-timeout", _DUR, "5s", "How long to keep trying an unreachable bootstrap.servers "
-               "before failing."),
+    _connector("client.connect-timeout", _DUR, "5s", "How long to keep trying bootstrap servers none of which has "
+               "answered yet (the catalog checks the cluster when it opens)."),
     _connector("client.request-timeout", _DUR, "30s", "Time a request, with its retries, may take.", False),
     _connector("client.metrics.enabled", _B, "false", "Collect client metrics.", False),
     _connector("client.security.protocol", _S, "PLAINTEXT", "PLAINTEXT or SASL."),
@@ -254,6 +255,26 @@ CONNECTOR_OPTIONS = OptionRegistry("connector option", [
     _connector("client.security.ssl.key.path", _S, None, "PEM (PKCS#8) private key of the client certificate."),
 ], prefixes=("scan.", "lookup.", "sink.", "client."))
 
+def local_log_ttl_ms(properties: Mapping[str, str], where: str = "") -> int:
+    """The effective ``table.log.local-ttl`` in ms: its own value, else ``table.log.ttl``'s; -1 when TTL-based
+    cleanup of copied local segments is off."""
+    if properties.get(LOG_LOCAL_TTL.key) is None:
+        return LOG_TTL.value_of(properties, where)
+    return LOG_LOCAL_TTL.value_of(properties, where)
+
+
+def check_log_ttls(properties: Mapping[str, str], where: str) -> None:
+    """``table.log.local-ttl`` may not keep local copies longer than ``table.log.ttl`` keeps the log (both
+    positive), as Fluss checks."""
+    if properties.get(LOG_LOCAL_TTL.key) is None:
+        return
+    ttl, local = LOG_TTL.value_of(properties, where), LOG_LOCAL_TTL.value_of(properties, where)
+    if ttl > 0 and local > ttl:
+        raise config_error(f"'{LOG_LOCAL_TTL.key}' ({properties[LOG_LOCAL_TTL.key]}) of {where} is longer than "
+                           f"'{LOG_TTL.key}' ({properties.get(LOG_TTL.key, LOG_TTL.default)}): local copies of the "
+                           "log cannot outlive the log")
+
+
 def validate_table_properties(properties: Mapping[str, str], table: str, has_primary_key: bool) -> dict[str, object]:
     """Checks every table option of ``properties`` (see the module docstring); returns their typed values.
 
@@ -261,6 +282,7 @@ def validate_table_properties(properties: Mapping[str, str], table: str, has_pri
     """
     where = f"table '{table}'"
     values = TABLE_OPTIONS.parse_all(properties, where)
+    check_log_ttls(properties, where)
     if not has_primary_key:
         for option in PRIMARY_KEY_ONLY:
             if option.key in properties:

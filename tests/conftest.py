@@ -1,14 +1,18 @@
 """Shared fixtures: one real cluster (ZooKeeper + coordinator + 3 tablet servers as processes) for the
-whole session, and a client connection per test. Fault tests that kill processes use their own cluster."""
+whole session, and a client connection per test. Fault tests that kill processes use their own cluster. A real
+S3 API on loopback (moto's server in its own virtualenv, ``fluss/fs/local_s3.py``), started the first time a test
+asks for it and shared by the rest of the session: each user makes a bucket of its own (``s3_bucket``)."""
 
 from __future__ import annotations
 
+import os
 import uuid
 
 import pytest
 import pytest_asyncio
 
 import fluss
+from fluss.fs.local_s3 import LocalS3Server
 from fluss.server.cluster import LocalCluster
 
 SHARED_SERVER_CONFIG = {
@@ -57,3 +61,17 @@ async def database(admin):
     await admin.create_database(name)
     yield name
     await admin.drop_database(name, ignore_if_not_exists=True, cascade=True)
+
+
+@pytest.fixture(scope="session")
+def s3_server(tmp_path_factory):
+    log_path = tmp_path_factory.mktemp("moto") / "moto.log"
+    with LocalS3Server(log_path=log_path, owner_pid=os.getpid()) as server:
+        yield server
+
+
+@pytest.fixture
+def s3_bucket(s3_server) -> str:
+    name = f"fluss-{uuid.uuid4().hex[:10]}"
+    s3_server.create_bucket(name)
+    return name

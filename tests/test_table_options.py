@@ -32,10 +32,26 @@ def test_misspelled_table_option_is_refused_naming_it_and_the_closest_key():
 
 
 def test_documented_but_unimplemented_option_is_refused_as_not_supported_yet():
-    for key, value in (("table.log.local-ttl", "1d"), ("table.auto-partition.time-format", "yyyy-MM-dd"),
+    for key, value in (("table.auto-partition.time-format", "yyyy-MM-dd"),
                        ("table.kv.row.ttl", "1h"), ("table.datalake.historical-partition.enabled", "true")):
         message = _refused({key: value})
         assert f"'{key}'" in message and "not supported yet" in message
+
+
+def test_local_log_ttl_defaults_to_the_log_ttl_and_may_not_outlive_it():
+    from fluss.table_options import local_log_ttl_ms
+
+    day = 86_400_000
+    assert local_log_ttl_ms({}) == 7 * day  # table.log.ttl's default
+    assert local_log_ttl_ms({"table.log.ttl": "2d"}) == 2 * day
+    assert local_log_ttl_ms({"table.log.ttl": "2d", "table.log.local-ttl": "6h"}) == 6 * 3_600_000
+    assert local_log_ttl_ms({"table.log.local-ttl": "0ms"}) == -1  # TTL cleanup of local copies off
+    validate_table_properties({"table.log.ttl": "0ms", "table.log.local-ttl": "30d"}, "db.t", False)  # log kept forever
+    validate_table_properties({"table.log.ttl": "1d", "table.log.local-ttl": "1d"}, "db.t", False)
+    message = _refused({"table.log.ttl": "1d", "table.log.local-ttl": "2d"})
+    assert "'table.log.local-ttl' (2d)" in message and "'table.log.ttl' (1d)" in message
+    assert "'table.log.ttl' (7d)" in _refused({"table.log.local-ttl": "8d"})
+    assert "'table.log.local-ttl'" in _refused({"table.log.local-ttl": "-5s"})
 
 
 def test_lake_maintenance_options_are_typed_booleans():
@@ -121,9 +137,11 @@ def test_committed_registry_json_matches_the_registries():
 
 def test_server_config_warns_on_unknown_keys_and_refuses_invalid_values():
     base = {"zookeeper.address": "127.0.0.1:2181", "bind.listeners": "FLUSS://127.0.0.1:9123"}
+    # every server option of the registry is implemented now (remote.log.* was the last one): a documented but
+    # unimplemented key is covered by the table options' "not supported yet" test
     warnings = ServerConfig({**base, "log.segment.file-sise": "1gb", "remote.log.task-interval-duration": "1min"}).check()
     assert any("'log.segment.file-sise'" in w and "'log.segment.file-size'" in w for w in warnings)
-    assert any("'remote.log.task-interval-duration'" in w and "not supported yet" in w for w in warnings)
+    assert not any("remote.log.task-interval-duration" in w for w in warnings)
     for key, value in (("default.replication.factor", "three"), ("kv.snapshot.interval", "often"),
                        ("log.replica.min-in-sync-replicas-number", "0"), ("bind.listeners", "127.0.0.1")):
         with pytest.raises(FlussError) as e:

@@ -23,6 +23,9 @@ SCANNER_FETCH_MAX_BYTES_FOR_BUCKET = "scanner.log.fetch.max-bytes-for-bucket"
 SCANNER_FETCH_MIN_BYTES = "scanner.log.fetch.min-bytes"
 SCANNER_FETCH_WAIT_MAX_TIME = "scanner.log.fetch.wait-max-time"
 SCANNER_CHECK_CRC = "scanner.log.check-crc"
+SCANNER_REMOTE_LOG_PREFETCH_NUM = "scanner.remote-log.prefetch-num"
+SCANNER_IO_TMPDIR = "scanner.io.tmpdir"
+REMOTE_FILE_DOWNLOAD_THREAD_NUM = "remote-file.download-thread-num"
 LOOKUP_MAX_BATCH_SIZE = "lookup.max-batch-size"
 LOOKUP_BATCH_TIMEOUT = "lookup.batch-timeout"
 SECURITY_PROTOCOL = "security.protocol"
@@ -37,11 +40,10 @@ SECURITY_SSL_KEY = "security.ssl.key.path"
 CONNECT_TIMEOUT = "connect-timeout"
 REQUEST_TIMEOUT = "request-timeout"
 # Keys of the official client this one accepts without acting on them (docs/python-api-parity.md): it sizes
-# batches by writer.batch-size alone, and tablet servers serve tiered (remote) log segments themselves.
+# batches by writer.batch-size alone, and reads each bucket's remote segments one at a time (the downloads run on
+# remote-file.download-thread-num threads, scanner.remote-log.prefetch-num segments ahead).
 WRITER_DYNAMIC_BATCH_SIZE_ENABLED = "writer.dynamic-batch-size.enabled"
 WRITER_DYNAMIC_BATCH_SIZE_MIN = "writer.dynamic-batch-size-min"
-SCANNER_REMOTE_LOG_PREFETCH_NUM = "scanner.remote-log.prefetch-num"
-REMOTE_FILE_DOWNLOAD_THREAD_NUM = "remote-file.download-thread-num"
 SCANNER_REMOTE_LOG_READ_CONCURRENCY = "scanner.remote-log.read-concurrency"
 
 DEFAULTS = {
@@ -63,6 +65,9 @@ DEFAULTS = {
     SCANNER_FETCH_MIN_BYTES: "1",
     SCANNER_FETCH_WAIT_MAX_TIME: "500ms",
     SCANNER_CHECK_CRC: "true",
+    SCANNER_REMOTE_LOG_PREFETCH_NUM: "4",
+    SCANNER_IO_TMPDIR: "",  # empty: <system temp dir>/fluss
+    REMOTE_FILE_DOWNLOAD_THREAD_NUM: "3",
     LOOKUP_MAX_BATCH_SIZE: "128",
     LOOKUP_BATCH_TIMEOUT: "100ms",
     # how long a client keeps trying to reach a cluster none of whose bootstrap servers has answered yet
@@ -70,8 +75,6 @@ DEFAULTS = {
     REQUEST_TIMEOUT: "30s",
     WRITER_DYNAMIC_BATCH_SIZE_ENABLED: "true",
     WRITER_DYNAMIC_BATCH_SIZE_MIN: "256kb",
-    SCANNER_REMOTE_LOG_PREFETCH_NUM: "4",
-    REMOTE_FILE_DOWNLOAD_THREAD_NUM: "3",
     SCANNER_REMOTE_LOG_READ_CONCURRENCY: "4",
     SECURITY_PROTOCOL: "PLAINTEXT",
     SECURITY_SASL_MECHANISM: "PLAIN",
@@ -141,14 +144,15 @@ class Config:
     scanner_log_fetch_min_bytes = _prop(SCANNER_FETCH_MIN_BYTES, "bytes")
     scanner_log_fetch_wait_max_time_ms = _prop(SCANNER_FETCH_WAIT_MAX_TIME, "ms")
     scanner_log_check_crc = _prop(SCANNER_CHECK_CRC, "bool")
+    scanner_remote_log_prefetch_num = _prop(SCANNER_REMOTE_LOG_PREFETCH_NUM, "int")
+    scanner_io_tmpdir = _prop(SCANNER_IO_TMPDIR, "str")
+    remote_file_download_thread_num = _prop(REMOTE_FILE_DOWNLOAD_THREAD_NUM, "int")
     lookup_max_batch_size = _prop(LOOKUP_MAX_BATCH_SIZE, "int")
     lookup_batch_timeout_ms = _prop(LOOKUP_BATCH_TIMEOUT, "ms")
     connect_timeout_ms = _prop(CONNECT_TIMEOUT, "ms")
     request_timeout_ms = _prop(REQUEST_TIMEOUT, "ms")
     writer_dynamic_batch_size_enabled = _prop(WRITER_DYNAMIC_BATCH_SIZE_ENABLED, "bool")
     writer_dynamic_batch_size_min = _prop(WRITER_DYNAMIC_BATCH_SIZE_MIN, "bytes")
-    scanner_remote_log_prefetch_num = _prop(SCANNER_REMOTE_LOG_PREFETCH_NUM, "int")
-    remote_file_download_thread_num = _prop(REMOTE_FILE_DOWNLOAD_THREAD_NUM, "int")
     scanner_remote_log_read_concurrency = _prop(SCANNER_REMOTE_LOG_READ_CONCURRENCY, "int")
     security_protocol = _prop(SECURITY_PROTOCOL, "str")
     security_sasl_mechanism = _prop(SECURITY_SASL_MECHANISM, "str")

@@ -10,6 +10,7 @@ from fluss.client.cluster_client import ClusterClient
 from fluss.client.config import Config
 from fluss.client.io_thread import IoThread
 from fluss.client.metrics import ClientMetrics
+from fluss.client.retry import RetryPolicy, call_with_retry
 from fluss.metadata import TablePath
 from fluss.rpc.addresses import parse_addresses
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -22,6 +23,7 @@ class FlussConnection:
         self._io = io
         self._closeables: list = []
         self._closed = False
+        self._remote_files = None
 
     @staticmethod
     async def create(config: Config) -> FlussConnection:
@@ -70,6 +72,29 @@ class FlussConnection:
         """The background I/O loop shared by this connection's admin, writers and scanners."""
         return self._io
 
+    def remote_files(self):
+        """The pool that downloads remote (tiered) log segments for this connection's scanners (created on first
+        use; see ``remote_log.py``)."""
+        from fluss.client.remote_log import RemoteFileDownloader
+
+        if self._remote_files is None:
+            cfg = self.config
+            self._remote_files = RemoteFileDownloader(cfg.remote_file_download_thread_num,
+                                                      cfg.scanner_io_tmpdir or None, self._remote_file_options,
+                                                      RetryPolicy.from_config(cfg))
+        return self._remote_files
+
+    def _remote_file_options(self) -> dict[str, str]:
+        """The coordinator's file-system token and endpoint options, overridden by this client's ``s3.*``."""
+        from fluss.client.remote_log import token_options
+
+        resp = self._io.call(call_with_retry(
+            lambda: self._io.client.admin_call("GetFileSystemSecurityToken", pb.GetFileSystemSecurityTokenRequest()),
+            RetryPolicy.from_config(self.config), "Getting the remote storage options"))
+        options = token_options(resp.schema, resp.token, resp.addition_info)
+        options.update({k: v for k, v in self.config.to_dict().items() if k.startswith("s3.")})
+        return options
+
     def register(self, closeable) -> None:
         """Writers and scanners register here so close() releases them."""
         self._closeables.append(closeable)
@@ -80,6 +105,8 @@ class FlussConnection:
         self._closed = True
         for c in self._closeables:
             await c.aclose()
+        if self._remote_files is not None:
+            self._remote_files.close()
         await asyncio.to_thread(self._io.stop)
 
     async def close(self) -> None:

@@ -6,6 +6,11 @@ batches; columns are projected by the tablet server. Fetched data beyond ``scann
 stays buffered for the next poll. A bucket whose leader moved is fetched again after a metadata refresh; one
 that keeps failing for longer than ``request-timeout`` makes ``poll`` raise its last error, and a dropped table
 raises TABLE_NOT_EXIST (``fluss.client.retry``); the subscriptions stay, so a later poll carries on.
+
+A bucket whose offset is below its leader's local log start is read from remote storage (the tiered log): the
+leader answers with remote segment descriptors, the scanner downloads and reads those segments itself
+(``remote_log.py``), projects an ARROW log's columns as the leader would, decodes the batches (of any schema id
+and log format) through the scanner's SchemaReader like fetched ones, and then fetches from the leader again.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from fluss.client.schema_reader import SchemaReader
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import EARLIEST_OFFSET, LATEST_OFFSET, TableBucket, TableInfo
 from fluss.record.change_type import ChangeType
-from fluss.record.log_batch import LogBatch, iter_batches
+from fluss.record.log_batch import LogBatch, iter_batches, project_batch
 from fluss.record.log_format import ARROW, log_format_of
 from fluss.row_convert import batch_to_pylist
 from fluss.rpc.errors import to_error
@@ -175,6 +180,7 @@ class LogScanner:
                                                lambda: self._client.partition_names) \
             if client_metrics is not None else None
         self._reader_active = False  # a to_arrow / to_arrow_batch_reader read is in progress
+        self._remote = None  # RemoteLogReader, created at the first remote answer
         connection.register(self)
 
     @property
@@ -220,10 +226,14 @@ class LogScanner:
                              ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION)
         self._offsets[tb] = offset
         self._buffer = deque(b for b in self._buffer if b.bucket != tb)
+        if self._remote is not None:
+            self._remote.drop(tb)
 
     def _drop(self, tb: TableBucket) -> None:
         self._offsets.pop(tb, None)
         self._buffer = deque(b for b in self._buffer if b.bucket != tb)
+        if self._remote is not None:
+            self._remote.drop(tb)
 
     def _check_partitioned(self) -> None:
         if not self._table.is_partitioned():
@@ -470,16 +480,67 @@ class LogScanner:
         await self._resolve_offsets()
         wait_ms = max(0, min(timeout_ms, self._wait_ms))
         wanted = [tb for tb in self._offsets if only is None or tb in only]
-        leaders = await self._leaders(wanted)
+        remote = self._remote.buckets() & set(wanted) if self._remote is not None else set()
+        leaders = await self._leaders([tb for tb in wanted if tb not in remote])
         led = {tb for tbs in leaders.values() for tb in tbs}
         for tb in wanted:
-            if tb not in led:
+            if tb not in led and tb not in remote:
                 self._failed(tb, FlussError(f"Bucket {tb.bucket_id} of table '{self._table.table_path}' has no "
                                             "leader", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION))
-        if not leaders:
+        if not leaders and not remote:
             await asyncio.sleep(min(timeout_ms, 100) / 1000)
             return
-        await asyncio.gather(*(self._fetch_from(addr, tbs, wait_ms) for addr, tbs in leaders.items()))
+        jobs = [self._fetch_from(addr, tbs, wait_ms) for addr, tbs in leaders.items()]
+        if remote:
+            jobs.append(self._read_remote(remote, max(wait_ms, 1000)))
+        await asyncio.gather(*jobs)
+        if self._remote is not None and not self._buffer:  # just answered with remote segments: read them now
+            fresh = (self._remote.buckets() & set(wanted)) - remote
+            if fresh:
+                await self._read_remote(fresh, max(wait_ms, 1000))
+
+    def _remote_reader(self):
+        if self._remote is None:
+            from fluss.client.remote_log import RemoteLogReader
+
+            self._remote = RemoteLogReader(self._conn.remote_files(), self._conn.config.scanner_remote_log_prefetch_num)
+        return self._remote
+
+    async def _read_remote(self, buckets: set[TableBucket], wait_ms: int) -> None:
+        """Reads downloaded remote segments (``remote_log.py``): their batches go the way fetched ones do."""
+        try:
+            chunks = await self._remote.read(buckets, wait_ms / 1000)
+        except FlussError as e:
+            raise FlussError(f"Reading the remote log of '{self._table.table_path}' failed: {e.message}",
+                             e.error_code) from None
+        fetched: list[tuple[TableBucket, int, list[LogBatch]]] = []
+        ends: dict[TableBucket, tuple[int, int]] = {}
+        for chunk in chunks:
+            offset = self._offsets.get(chunk.bucket)
+            if offset is None:
+                continue
+            batches = [b for b in chunk.batches if b.next_offset > offset]
+            if self._server_projection is not None and batches:
+                await self._reader.learn(batches)  # projecting needs the schema of each batch's id
+                batches = await asyncio.to_thread(self._project, batches)
+            fetched.append((chunk.bucket, offset, batches))
+            if chunk.segment_end is not None:
+                ends[chunk.bucket] = (offset, chunk.segment_end)
+        if fetched:
+            await self._decode(fetched)
+        for tb, (before, end) in ends.items():  # a segment read to its end: continue at its end offset
+            now = self._offsets.get(tb)
+            if now is not None and now >= before:
+                self._offsets[tb] = max(now, end)
+
+    def _project(self, batches: list[LogBatch]) -> list[LogBatch]:
+        """The tablet server's projection (ARROW logs), applied to batches read from remote storage: each batch
+        keeps the projected columns its own schema id holds, as the leader would have sent it, so the scanner's
+        SchemaReader decodes it like a fetched one (row-format logs and unprojected reads go to it unchanged)."""
+        history, projection = self._reader.history, self._server_projection
+        return [next(iter_batches(project_batch(b, history.schema_of(b.schema_id),
+                                                history.body_columns(b.schema_id, projection))))
+                for b in batches]
 
     async def _fetch_from(self, addr: str, tbs: list[TableBucket], wait_ms: int) -> None:
         req = pb.FetchLogRequest(follower_id=-1, max_bytes=self._fetch_max_bytes, min_bytes=self._min_bytes,
@@ -492,6 +553,7 @@ class LogScanner:
         req.tables.append(table)
         metrics = self._metrics
         started = time.perf_counter()
+        fetch_offsets = {tb: self._offsets[tb] for tb in tbs}
         try:
             resp = await self._client.tablet_call(addr, "FetchLog", req, wait_ms / 1000 + 30)
         except FlussError as e:  # leader gone or restarting: refresh and try again next poll
@@ -522,6 +584,10 @@ class LogScanner:
                     raise FlussError(f"Fetching {tb} of '{self._table.table_path}' failed: {err.message}",
                                      err.error_code)
                 self._retries.pop(tb, None)
+                if r.HasField("remote_log_fetch_info"):
+                    if self._offsets.get(tb) == fetch_offsets[tb]:
+                        self._remote_reader().add(tb, r.remote_log_fetch_info)
+                    continue
                 data = r.records  # each read of a protobuf bytes field copies it: read once
                 if data:
                     nbytes += len(data)
@@ -569,6 +635,8 @@ class LogScanner:
         if self._metrics is not None and self._client.metrics is not None:
             self._client.metrics.close_scanner(self._metrics)
             self._metrics = None
+        if self._remote is not None:
+            self._remote.close()
 
     def __repr__(self) -> str:
         return f"LogScanner({self._table.table_path}, buckets={len(self._offsets)})"

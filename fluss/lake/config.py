@@ -8,9 +8,12 @@ explicitly on a real cluster so the coordinator, the tiering job and readers agr
 Table options: ``table.datalake.enabled`` [false] and ``table.datalake.freshness`` [3min], the target lag of
 the lake behind the log (the tiering job tiers a table at most once per freshness interval).
 
-Other ``datalake.paimon.*`` server keys are passed to the Paimon catalog with the prefix stripped. When a lake
-table is created the coordinator records the catalog options (as ``table.datalake.paimon.*``) in the table's
-properties, so clients and the tiering job find the lake from the table alone.
+Other ``datalake.paimon.*`` server keys are passed to the Paimon catalog with the prefix stripped. A warehouse on
+object storage (``s3://``) takes the cluster's ``s3.*`` options (``s3.endpoint``, ``s3.access-key``,
+``s3.secret-key``, ``s3.region``, ``s3.path.style.access``; keys Paimon reads too) unless ``datalake.paimon.s3.*``
+set them. When a lake table is created the coordinator records the catalog options (as
+``table.datalake.paimon.*``) in the table's properties, so clients and the tiering job find the lake from the
+table alone.
 
 Every table created on a cluster with a ``datalake.format`` (lake-enabled or not, as in Fluss) records
 ``table.datalake.format`` and the bucket function of that format (``table.bucket.function``, see
@@ -128,6 +131,10 @@ def paimon_catalog_options(server_options: Mapping[str, str]) -> dict[str, str]:
             if k.startswith(DATALAKE_PAIMON_PREFIX)}
     opts["warehouse"] = _strip_file_scheme(warehouse_of(server_options))
     opts.setdefault("metastore", "filesystem")
+    if opts["warehouse"].startswith(("s3://", "s3a://")):
+        for key, value in server_options.items():
+            if key.startswith("s3."):
+                opts.setdefault(key, str(value))
     return opts
 
 

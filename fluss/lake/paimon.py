@@ -56,13 +56,13 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-import fsspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from fluss.errors import ErrorCode, FlussError
+from fluss.fs import filesystem
 from fluss.key.bucket_function import PAIMON as PAIMON_BUCKETING
 from fluss.key.bucket_function import bucketing_of
 from fluss.lake.config import (
@@ -399,6 +399,7 @@ class LakeWriter:
         self._system_columns = SYSTEM_COLUMN_NAMES.issubset(self.schema.names)
         # a log table without a bucket key is bucket-unaware in Paimon (bucket -1): its rows go to bucket 0
         self._bucketed = int(self.table.options.bucket()) > 0
+        self._fs_options = {k: v for k, v in lake.catalog_options.items() if k.startswith("s3.")}
         self.rows_written = 0
 
     def write(self, bucket: int, batch: pa.RecordBatch, change_types: np.ndarray | None,
@@ -465,7 +466,7 @@ class LakeWriter:
         identifier = (previous.snapshot_id if previous else 0) + 1
         messages = self._write.prepare_commit(identifier)
         if self._pk:
-            _fix_delete_row_counts(messages)
+            _fix_delete_row_counts(messages, self._fs_options)
         props = {SNAPSHOT_TABLE_ID: str(self.info.table_id),
                  SNAPSHOT_OFFSETS: json.dumps({bucket_key_str(k): v for k, v in sorted(offsets.items())}),
                  SNAPSHOT_MAX_TIMESTAMPS: json.dumps({bucket_key_str(k): v
@@ -497,13 +498,14 @@ def _with_system_columns(batch: pa.RecordBatch, bucket: int, offsets: np.ndarray
                                else pa.array(np.full(n, timestamp, np.int64), pa.int64()).cast(ts_type))
 
 
-def _fix_delete_row_counts(messages) -> None:
+def _fix_delete_row_counts(messages, fs_options: Mapping[str, str]) -> None:
+    """``fs_options``: the catalog's ``s3.*`` options (a warehouse on object storage)."""
     for message in messages:
         for meta in message.new_files:
             path = meta.file_path
             if not path:
                 continue
-            fs, fs_path = fsspec.core.url_to_fs(path)
+            fs, fs_path = filesystem(path, fs_options)
             kinds = pq.read_table(fs_path, columns=["_VALUE_KIND"], filesystem=fs).column(0)
             meta.delete_row_count = int(pc.sum(pc.is_in(kinds, _PAIMON_RETRACT_KINDS).cast(pa.int64())).as_py() or 0)
 

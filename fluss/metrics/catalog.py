@@ -110,6 +110,8 @@ BUCKET_METRICS_OMITTED = _spec(TS, "bucketMetricsOmitted", _G,
 LOG_SIZE = _spec(f"{TS}_logicalStorage", "logSize", _G, "Bytes of the logs of every replica on this server.")
 KV_SIZE = _spec(f"{TS}_logicalStorage", "kvSize", _G, "Bytes of the RocksDB files of every KV tablet on this server.")
 LOCAL_SIZE = _spec(f"{TS}_physicalStorage", "localSize", _G, "Bytes on local disk: logs and KV tablets.")
+REMOTE_LOG_SIZE = _spec(f"{TS}_physicalStorage", "remoteLogSize", _G,
+                        "Bytes in remote storage of the tiered logs of the buckets this server leads.")
 
 # per table (database, table) on a tablet server
 TT = f"{TS}_table"
@@ -131,6 +133,16 @@ T_PREFIX_LOOKUP_FAILED = _spec(TT, "failedPrefixLookupRequestsPerSecond", _M, "P
 T_LIMIT_SCAN = _spec(TT, "totalLimitScanRequestsPerSecond", _M, "ScanKv requests (snapshot and limit scans).", TABLE)
 T_LIMIT_SCAN_FAILED = _spec(TT, "failedLimitScanRequestsPerSecond", _M, "ScanKv requests that failed.", TABLE)
 T_REMOTE_KV_COPY_BYTES = _spec(TT, "remoteKvCopyBytesPerSecond", _M, "Bytes of KV snapshot files uploaded.", TABLE)
+T_REMOTE_LOG_COPY_BYTES = _spec(TT, "remoteLogCopyBytesPerSecond", _M, "Bytes of log segments copied to remote "
+                                "storage (tiered log).", TABLE)
+T_REMOTE_LOG_COPY_REQUESTS = _spec(TT, "remoteLogCopyRequestsPerSecond", _M, "Log segments copied to remote storage.",
+                                   TABLE)
+T_REMOTE_LOG_COPY_ERRORS = _spec(TT, "remoteLogCopyErrorPerSecond", _M, "Log segment copies to remote storage that "
+                                 "failed.", TABLE)
+T_REMOTE_LOG_DELETE_REQUESTS = _spec(TT, "remoteLogDeleteRequestsPerSecond", _M, "Remote log segments deleted after "
+                                     "table.log.ttl.", TABLE)
+T_REMOTE_LOG_DELETE_ERRORS = _spec(TT, "remoteLogDeleteErrorPerSecond", _M, "Deletions of expired remote log segments "
+                                   "that failed.", TABLE)
 
 # per bucket (database, table, partition, bucket) on a tablet server; bounded by metrics.bucket-level.max-buckets
 B_LOG = f"{TS}_table_bucket_log"
@@ -140,6 +152,11 @@ B_END_OFFSET = _spec(B_LOG, "endOffset", _G, "Log end offset (LEO) of the replic
 B_LOG_SIZE = _spec(f"{TS}_table_bucket_logicalStorage", "logSize", _G, "Bytes of the replica's log.", BUCKET)
 B_KV_SIZE = _spec(f"{TS}_table_bucket_logicalStorage", "kvSize", _G,
                   "Bytes of the bucket's RocksDB files (primary-key bucket leaders).", BUCKET)
+B_REMOTE = f"{TS}_table_bucket_remoteLog"
+B_REMOTE_NUM_SEGMENTS = _spec(B_REMOTE, "numSegments", _G, "Segments of the bucket's remote log (leaders).", BUCKET)
+B_REMOTE_END_OFFSET = _spec(B_REMOTE, "endOffset", _G, "End offset of the bucket's remote log (leaders; -1: none).",
+                            BUCKET)
+B_REMOTE_SIZE = _spec(B_REMOTE, "size", _G, "Bytes of the bucket's remote log (leaders).", BUCKET)
 
 # ---------------------------------------------------------------- both servers
 REQUEST_SCOPES = {"coordinator": f"{CS}_request", "tabletserver": f"{TS}_request"}

@@ -58,8 +58,10 @@ cover every replica. A scrape of a tablet server holding 1,000 buckets is measur
 (`docs/benchmarks.md`).
 
 Request names are the API names with a lower-case first letter (`produceLog`, `putKv`, `lookup`, `getMetadata`);
-`FetchLog` is split into `fetchLogClient` and `fetchLogFollower` as in Fluss. Remote-log metrics
-(`remoteLogSize`, `table_bucket_remoteLog_*`, `remoteLogCopy*`) come with the remote log storage.
+`FetchLog` is split into `fetchLogClient` and `fetchLogFollower` as in Fluss. With a tiered log
+(`docs/remote-log.md`), tables get the `remoteLogCopy*`/`remoteLogDelete*` meters once a segment of theirs is
+copied or expired, and each bucket a server leads gets the `table_bucket_remoteLog_*` series (3 more) once its
+remote log is loaded; `physicalStorage_remoteLogSize` sums them.
 
 ## Client metrics
 

@@ -16,6 +16,15 @@ import yaml
 
 from fluss.config_values import parse_bool, parse_duration_ms, parse_int, parse_memory_size
 from fluss.errors import ErrorCode, FlussError
+from fluss.fs import (
+    S3_ACCESS_KEY,
+    S3_ENDPOINT,
+    S3_PATH_STYLE_ACCESS,
+    S3_PATH_STYLE_ACCESS_ALIAS,
+    S3_REGION,
+    S3_SECRET_KEY,
+    S3_SESSION_TOKEN,
+)
 from fluss.options import Option, OptionRegistry, OptionType
 from fluss.rpc.listeners import Listener, parse_listeners
 
@@ -42,8 +51,11 @@ MAX_REQUEST_SIZE = "netty.server.max-request-size"
 KV_SNAPSHOT_INTERVAL = "kv.snapshot.interval"
 KV_SNAPSHOT_NUM_RETAINED = "kv.snapshot.num-retained"
 HIGH_WATERMARK_CHECKPOINT_INTERVAL = "log.replica.high-watermark.checkpoint-interval"
+REMOTE_LOG_TASK_INTERVAL = "remote.log.task-interval-duration"  # 0 disables the tiered log
+REMOTE_LOG_INDEX_FILE_CACHE_SIZE = "remote.log.index-file-cache-size"
+REMOTE_LOG_MANAGER_THREAD_POOL_SIZE = "remote.log-manager.thread-pool-size"
+REMOTE_LOG_DATA_TRANSFER_THREAD_NUM = "remote.log.data-transfer-thread-num"
 
-REMOTE_LOG_TASK_INTERVAL = "remote.log.task-interval-duration"
 AUTO_PARTITION_CHECK_INTERVAL = "auto-partition.check.interval"
 DATALAKE_FORMAT = "datalake.format"
 INTERNAL_LISTENER_NAME = "internal.listener.name"
@@ -98,8 +110,20 @@ SERVER_OPTIONS = OptionRegistry("server option", [
     Option(DATALAKE_FORMAT, OptionType.ENUM, None, "The cluster's data lake format (unset: no lake).",
            values=("paimon", "iceberg", "lance"), supported_values=("paimon",)),
     Option("datalake.paimon.*", _S, None, "Paimon catalog options of the lake (warehouse, metastore, ...)."),
-    _later(REMOTE_LOG_TASK_INTERVAL, _DUR, "1min", "How often log segments are copied to remote storage.",
-           "remote log storage (issue #15)"),
+    Option(REMOTE_LOG_TASK_INTERVAL, _DUR, "1min", "How often a bucket leader copies sealed log segments to "
+           "remote storage (0: no tiered log).", min=0),
+    Option(REMOTE_LOG_INDEX_FILE_CACHE_SIZE, _MEM, "1gb", "Bytes of remote index files cached on local disk.",
+           min=0),
+    Option(REMOTE_LOG_MANAGER_THREAD_POOL_SIZE, _I, "4", "Buckets whose remote log is handled at once.", min=1),
+    Option(REMOTE_LOG_DATA_TRANSFER_THREAD_NUM, _I, "4", "Threads copying one segment's files to remote storage.",
+           min=1),
+    Option(S3_ENDPOINT, _S, None, "Endpoint URL of an S3-compatible store (default: AWS)."),
+    Option(S3_REGION, _S, None, "S3 signing region (us-east-1 when unset)."),
+    Option(S3_ACCESS_KEY, _S, None, "S3 access key id (default: the AWS credential chain)."),
+    Option(S3_SECRET_KEY, _S, None, "S3 secret access key."),
+    Option(S3_SESSION_TOKEN, _S, None, "S3 session token of temporary credentials."),
+    Option(S3_PATH_STYLE_ACCESS, _B, None, "Path-style S3 addressing (MinIO, moto); virtual-host style when unset."),
+    Option(S3_PATH_STYLE_ACCESS_ALIAS, _B, None, "Alias of s3.path.style.access."),
     Option(AUTO_PARTITION_CHECK_INTERVAL, _DUR, "10min", "How often automatic partitions are created and dropped.",
            min=1),
     Option(METRICS_REPORTERS, _S, None, "Metric reporters to start (prometheus); unset: metrics are kept but not "

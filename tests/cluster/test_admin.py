@@ -126,8 +126,10 @@ BAD_TABLES = [
     # a table it accepts never fails to open on a tablet server
     ("ok", _descriptor(INT_A, properties={"table.log.tll": "1d"}), ErrorCode.INVALID_CONFIG_EXCEPTION,
      "did you mean 'table.log.ttl'"),
-    ("ok", _descriptor(INT_A, properties={"table.log.local-ttl": "1d"}), ErrorCode.INVALID_CONFIG_EXCEPTION,
-     "not supported yet"),
+    ("ok", _descriptor(INT_A, properties={"table.auto-partition.time-format": "yyyy-MM-dd"}),
+     ErrorCode.INVALID_CONFIG_EXCEPTION, "not supported yet"),
+    ("ok", _descriptor(INT_A, properties={"table.log.local-ttl": "8d"}), ErrorCode.INVALID_CONFIG_EXCEPTION,
+     "longer than 'table.log.ttl' (7d)"),
     ("ok", _descriptor(INT_A, properties={"table.log.ttl": "-5s"}), ErrorCode.INVALID_CONFIG_EXCEPTION,
      "table.log.ttl"),
     ("ok", _descriptor(INT_A, properties={"table.log.arrow.compression.zstd.level": "99"}),

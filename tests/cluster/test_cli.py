@@ -169,18 +169,20 @@ async def test_table_list_and_describe_show_definitions_buckets_and_rows(cluster
     assert "rows: 29" in out and "buckets: 2" in out
     table = out[out.index("bucket  leader"):].splitlines()
     assert [line.split()[0] for line in table[1:]] == ["0", "1"]
-    log_ends = sum(int(line.split()[-1]) for line in table[1:])
+    log_ends = sum(int(line.split()[5]) for line in table[1:])
     assert log_ends == 31  # 30 inserts + 1 delete in the changelog
     for line in table[1:]:
-        _, leader, replicas, isr, start, end = line.split()
+        _, leader, replicas, isr, start, end, local_start, local_end, size, segments, *remote = line.split()
         assert leader in replicas.split(",") and set(isr.split(",")) <= set(replicas.split(",")) and start == "0"
+        assert (local_start, local_end, segments) == ("0", end, "1") and size.endswith("B")
+        assert remote == ["-"] * 4  # nothing tiered: segments of 1gb never roll here
 
     described = _fluss("table", "describe", f"{database}.events", *servers)
     assert described.returncode == 0, described.stderr
     assert "(log table" in described.stdout and "partitioned by: day" in described.stdout
     assert "rows: 12" in described.stdout
     parts = [line.split() for line in described.stdout.splitlines() if line.startswith("2026-12-0")]
-    assert [(p[0], p[-1]) for p in parts] == [("2026-12-01", "5"), ("2026-12-02", "7")]
+    assert [(p[0], p[6]) for p in parts] == [("2026-12-01", "5"), ("2026-12-02", "7")]
 
     missing = _fluss("table", "describe", f"{database}.nope", *servers)
     assert missing.returncode == 2 and "nope" in missing.stderr

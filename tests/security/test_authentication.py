@@ -134,7 +134,11 @@ async def test_a_client_cannot_call_server_to_server_apis_even_as_a_super_user(s
                                 ("AdjustIsr", pb.AdjustIsrRequest(server_id=0)),
                                 ("CommitKvSnapshot", pb.CommitKvSnapshotRequest(server_id=0)),
                                 ("ReportStorageState", pb.ReportStorageStateRequest(server_id=0, writable=False)),
-                                ("GetKvSnapshot", pb.GetKvSnapshotRequest())):
+                                ("GetKvSnapshot", pb.GetKvSnapshotRequest()),
+                                # the tiered log's manifest commits (a forged one would replace a bucket's
+                                # remote log) and reads
+                                ("CommitRemoteLogManifest", pb.CommitRemoteLogManifestRequest(server_id=0)),
+                                ("GetRemoteLogManifest", pb.GetRemoteLogManifestRequest())):
             resp = await getattr(stub, method)(request, metadata=((SASL_PLAIN_METADATA_KEY, token),))
             assert resp.error.code == ErrorCode.AUTHORIZATION_EXCEPTION, (method, resp)
     # the internal listener wants the servers' own credentials: a user of the client listener is not one

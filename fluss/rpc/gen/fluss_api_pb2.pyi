@@ -859,20 +859,24 @@ class FetchLogRequest(_message.Message):
     def __init__(self, follower_id: _Optional[int] = ..., max_bytes: _Optional[int] = ..., min_bytes: _Optional[int] = ..., max_wait_ms: _Optional[int] = ..., tables: _Optional[_Iterable[_Union[FetchTablePb, _Mapping]]] = ...) -> None: ...
 
 class FetchBucketResultPb(_message.Message):
-    __slots__ = ("partition_id", "bucket_id", "error", "high_watermark", "log_start_offset", "records")
+    __slots__ = ("partition_id", "bucket_id", "error", "high_watermark", "log_start_offset", "records", "remote_log_fetch_info", "tiered_offset")
     PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
     BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     HIGH_WATERMARK_FIELD_NUMBER: _ClassVar[int]
     LOG_START_OFFSET_FIELD_NUMBER: _ClassVar[int]
     RECORDS_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_LOG_FETCH_INFO_FIELD_NUMBER: _ClassVar[int]
+    TIERED_OFFSET_FIELD_NUMBER: _ClassVar[int]
     partition_id: int
     bucket_id: int
     error: ErrorInfo
     high_watermark: int
     log_start_offset: int
     records: bytes
-    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., high_watermark: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., records: _Optional[bytes] = ...) -> None: ...
+    remote_log_fetch_info: RemoteLogFetchInfoPb
+    tiered_offset: int
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., high_watermark: _Optional[int] = ..., log_start_offset: _Optional[int] = ..., records: _Optional[bytes] = ..., remote_log_fetch_info: _Optional[_Union[RemoteLogFetchInfoPb, _Mapping]] = ..., tiered_offset: _Optional[int] = ...) -> None: ...
 
 class FetchTableResultPb(_message.Message):
     __slots__ = ("table_id", "buckets")
@@ -1195,3 +1199,159 @@ class ScanKvResponse(_message.Message):
     rows: bytes
     log_offset: int
     def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., rows: _Optional[bytes] = ..., log_offset: _Optional[int] = ...) -> None: ...
+
+class RemoteLogSegmentPb(_message.Message):
+    __slots__ = ("remote_log_segment_id", "remote_log_start_offset", "remote_log_end_offset", "segment_size_in_bytes", "max_timestamp")
+    REMOTE_LOG_SEGMENT_ID_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_LOG_START_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_LOG_END_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    SEGMENT_SIZE_IN_BYTES_FIELD_NUMBER: _ClassVar[int]
+    MAX_TIMESTAMP_FIELD_NUMBER: _ClassVar[int]
+    remote_log_segment_id: str
+    remote_log_start_offset: int
+    remote_log_end_offset: int
+    segment_size_in_bytes: int
+    max_timestamp: int
+    def __init__(self, remote_log_segment_id: _Optional[str] = ..., remote_log_start_offset: _Optional[int] = ..., remote_log_end_offset: _Optional[int] = ..., segment_size_in_bytes: _Optional[int] = ..., max_timestamp: _Optional[int] = ...) -> None: ...
+
+class RemoteLogFetchInfoPb(_message.Message):
+    __slots__ = ("remote_log_tablet_dir", "partition_name", "remote_log_segments", "first_start_pos")
+    REMOTE_LOG_TABLET_DIR_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_NAME_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_LOG_SEGMENTS_FIELD_NUMBER: _ClassVar[int]
+    FIRST_START_POS_FIELD_NUMBER: _ClassVar[int]
+    remote_log_tablet_dir: str
+    partition_name: str
+    remote_log_segments: _containers.RepeatedCompositeFieldContainer[RemoteLogSegmentPb]
+    first_start_pos: int
+    def __init__(self, remote_log_tablet_dir: _Optional[str] = ..., partition_name: _Optional[str] = ..., remote_log_segments: _Optional[_Iterable[_Union[RemoteLogSegmentPb, _Mapping]]] = ..., first_start_pos: _Optional[int] = ...) -> None: ...
+
+class RemoteLogManifestPb(_message.Message):
+    __slots__ = ("table_id", "partition_id", "bucket_id", "remote_log_manifest_path", "remote_log_start_offset", "remote_log_end_offset", "remote_log_size", "segment_count")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_LOG_MANIFEST_PATH_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_LOG_START_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_LOG_END_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_LOG_SIZE_FIELD_NUMBER: _ClassVar[int]
+    SEGMENT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    partition_id: int
+    bucket_id: int
+    remote_log_manifest_path: str
+    remote_log_start_offset: int
+    remote_log_end_offset: int
+    remote_log_size: int
+    segment_count: int
+    def __init__(self, table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., remote_log_manifest_path: _Optional[str] = ..., remote_log_start_offset: _Optional[int] = ..., remote_log_end_offset: _Optional[int] = ..., remote_log_size: _Optional[int] = ..., segment_count: _Optional[int] = ...) -> None: ...
+
+class CommitRemoteLogManifestRequest(_message.Message):
+    __slots__ = ("server_id", "leader_epoch", "manifest", "previous_manifest_path", "server_epoch")
+    SERVER_ID_FIELD_NUMBER: _ClassVar[int]
+    LEADER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    MANIFEST_FIELD_NUMBER: _ClassVar[int]
+    PREVIOUS_MANIFEST_PATH_FIELD_NUMBER: _ClassVar[int]
+    SERVER_EPOCH_FIELD_NUMBER: _ClassVar[int]
+    server_id: int
+    leader_epoch: int
+    manifest: RemoteLogManifestPb
+    previous_manifest_path: str
+    server_epoch: int
+    def __init__(self, server_id: _Optional[int] = ..., leader_epoch: _Optional[int] = ..., manifest: _Optional[_Union[RemoteLogManifestPb, _Mapping]] = ..., previous_manifest_path: _Optional[str] = ..., server_epoch: _Optional[int] = ...) -> None: ...
+
+class CommitRemoteLogManifestResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class GetRemoteLogManifestRequest(_message.Message):
+    __slots__ = ("table_id", "partition_id", "bucket_id")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    partition_id: int
+    bucket_id: int
+    def __init__(self, table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ...) -> None: ...
+
+class GetRemoteLogManifestResponse(_message.Message):
+    __slots__ = ("error", "found", "manifest")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    FOUND_FIELD_NUMBER: _ClassVar[int]
+    MANIFEST_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    found: bool
+    manifest: RemoteLogManifestPb
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., found: bool = ..., manifest: _Optional[_Union[RemoteLogManifestPb, _Mapping]] = ...) -> None: ...
+
+class GetFileSystemSecurityTokenRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class GetFileSystemSecurityTokenResponse(_message.Message):
+    __slots__ = ("error", "schema", "token", "expiration_time", "addition_info")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    SCHEMA_FIELD_NUMBER: _ClassVar[int]
+    TOKEN_FIELD_NUMBER: _ClassVar[int]
+    EXPIRATION_TIME_FIELD_NUMBER: _ClassVar[int]
+    ADDITION_INFO_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    schema: str
+    token: bytes
+    expiration_time: int
+    addition_info: _containers.RepeatedCompositeFieldContainer[KeyValuePb]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., schema: _Optional[str] = ..., token: _Optional[bytes] = ..., expiration_time: _Optional[int] = ..., addition_info: _Optional[_Iterable[_Union[KeyValuePb, _Mapping]]] = ...) -> None: ...
+
+class KeyValuePb(_message.Message):
+    __slots__ = ("key", "value")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value: str
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ...) -> None: ...
+
+class DescribeLogRequest(_message.Message):
+    __slots__ = ("table_id", "buckets")
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    table_id: int
+    buckets: _containers.RepeatedCompositeFieldContainer[TableStatsBucketPb]
+    def __init__(self, table_id: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[TableStatsBucketPb, _Mapping]]] = ...) -> None: ...
+
+class DescribeLogBucketPb(_message.Message):
+    __slots__ = ("partition_id", "bucket_id", "error", "local_log_start_offset", "local_log_end_offset", "high_watermark", "local_log_size", "local_segment_count", "remote_log_start_offset", "remote_log_end_offset", "remote_log_size", "remote_segment_count")
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_LOG_START_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_LOG_END_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    HIGH_WATERMARK_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_LOG_SIZE_FIELD_NUMBER: _ClassVar[int]
+    LOCAL_SEGMENT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_LOG_START_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_LOG_END_OFFSET_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_LOG_SIZE_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_SEGMENT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    partition_id: int
+    bucket_id: int
+    error: ErrorInfo
+    local_log_start_offset: int
+    local_log_end_offset: int
+    high_watermark: int
+    local_log_size: int
+    local_segment_count: int
+    remote_log_start_offset: int
+    remote_log_end_offset: int
+    remote_log_size: int
+    remote_segment_count: int
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., local_log_start_offset: _Optional[int] = ..., local_log_end_offset: _Optional[int] = ..., high_watermark: _Optional[int] = ..., local_log_size: _Optional[int] = ..., local_segment_count: _Optional[int] = ..., remote_log_start_offset: _Optional[int] = ..., remote_log_end_offset: _Optional[int] = ..., remote_log_size: _Optional[int] = ..., remote_segment_count: _Optional[int] = ...) -> None: ...
+
+class DescribeLogResponse(_message.Message):
+    __slots__ = ("buckets", "error")
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    buckets: _containers.RepeatedCompositeFieldContainer[DescribeLogBucketPb]
+    error: ErrorInfo
+    def __init__(self, buckets: _Optional[_Iterable[_Union[DescribeLogBucketPb, _Mapping]]] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...

@@ -159,6 +159,11 @@ class AdminServiceStub(object):
                 request_serializer=fluss__api__pb2.DropAclsRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.DropAclsResponse.FromString,
                 _registered_method=True)
+        self.GetFileSystemSecurityToken = channel.unary_unary(
+                '/fluss.rpc.AdminService/GetFileSystemSecurityToken',
+                request_serializer=fluss__api__pb2.GetFileSystemSecurityTokenRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.GetFileSystemSecurityTokenResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer(object):
@@ -308,6 +313,12 @@ class AdminServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetFileSystemSecurityToken(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -430,6 +441,11 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.DropAcls,
                     request_deserializer=fluss__api__pb2.DropAclsRequest.FromString,
                     response_serializer=fluss__api__pb2.DropAclsResponse.SerializeToString,
+            ),
+            'GetFileSystemSecurityToken': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetFileSystemSecurityToken,
+                    request_deserializer=fluss__api__pb2.GetFileSystemSecurityTokenRequest.FromString,
+                    response_serializer=fluss__api__pb2.GetFileSystemSecurityTokenResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1090,6 +1106,33 @@ class AdminService(object):
             metadata,
             _registered_method=True)
 
+    @staticmethod
+    def GetFileSystemSecurityToken(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/GetFileSystemSecurityToken',
+            fluss__api__pb2.GetFileSystemSecurityTokenRequest.SerializeToString,
+            fluss__api__pb2.GetFileSystemSecurityTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
 
 class CoordinatorServiceStub(object):
     """Missing associated documentation comment in .proto file."""
@@ -1124,6 +1167,16 @@ class CoordinatorServiceStub(object):
                 '/fluss.rpc.CoordinatorService/ReportStorageState',
                 request_serializer=fluss__api__pb2.ReportStorageStateRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.ReportStorageStateResponse.FromString,
+                _registered_method=True)
+        self.CommitRemoteLogManifest = channel.unary_unary(
+                '/fluss.rpc.CoordinatorService/CommitRemoteLogManifest',
+                request_serializer=fluss__api__pb2.CommitRemoteLogManifestRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.CommitRemoteLogManifestResponse.FromString,
+                _registered_method=True)
+        self.GetRemoteLogManifest = channel.unary_unary(
+                '/fluss.rpc.CoordinatorService/GetRemoteLogManifest',
+                request_serializer=fluss__api__pb2.GetRemoteLogManifestRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.GetRemoteLogManifestResponse.FromString,
                 _registered_method=True)
 
 
@@ -1160,6 +1213,18 @@ class CoordinatorServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def CommitRemoteLogManifest(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def GetRemoteLogManifest(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_CoordinatorServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1187,6 +1252,16 @@ def add_CoordinatorServiceServicer_to_server(servicer, server):
                     servicer.ReportStorageState,
                     request_deserializer=fluss__api__pb2.ReportStorageStateRequest.FromString,
                     response_serializer=fluss__api__pb2.ReportStorageStateResponse.SerializeToString,
+            ),
+            'CommitRemoteLogManifest': grpc.unary_unary_rpc_method_handler(
+                    servicer.CommitRemoteLogManifest,
+                    request_deserializer=fluss__api__pb2.CommitRemoteLogManifestRequest.FromString,
+                    response_serializer=fluss__api__pb2.CommitRemoteLogManifestResponse.SerializeToString,
+            ),
+            'GetRemoteLogManifest': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetRemoteLogManifest,
+                    request_deserializer=fluss__api__pb2.GetRemoteLogManifestRequest.FromString,
+                    response_serializer=fluss__api__pb2.GetRemoteLogManifestResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1334,6 +1409,60 @@ class CoordinatorService(object):
             metadata,
             _registered_method=True)
 
+    @staticmethod
+    def CommitRemoteLogManifest(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.CoordinatorService/CommitRemoteLogManifest',
+            fluss__api__pb2.CommitRemoteLogManifestRequest.SerializeToString,
+            fluss__api__pb2.CommitRemoteLogManifestResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def GetRemoteLogManifest(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.CoordinatorService/GetRemoteLogManifest',
+            fluss__api__pb2.GetRemoteLogManifestRequest.SerializeToString,
+            fluss__api__pb2.GetRemoteLogManifestResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
 
 class TabletServiceStub(object):
     """Missing associated documentation comment in .proto file."""
@@ -1398,6 +1527,11 @@ class TabletServiceStub(object):
                 '/fluss.rpc.TabletService/StopReplica',
                 request_serializer=fluss__api__pb2.StopReplicaRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.StopReplicaResponse.FromString,
+                _registered_method=True)
+        self.DescribeLog = channel.unary_unary(
+                '/fluss.rpc.TabletService/DescribeLog',
+                request_serializer=fluss__api__pb2.DescribeLogRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.DescribeLogResponse.FromString,
                 _registered_method=True)
 
 
@@ -1470,6 +1604,12 @@ class TabletServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def DescribeLog(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_TabletServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -1527,6 +1667,11 @@ def add_TabletServiceServicer_to_server(servicer, server):
                     servicer.StopReplica,
                     request_deserializer=fluss__api__pb2.StopReplicaRequest.FromString,
                     response_serializer=fluss__api__pb2.StopReplicaResponse.SerializeToString,
+            ),
+            'DescribeLog': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeLog,
+                    request_deserializer=fluss__api__pb2.DescribeLogRequest.FromString,
+                    response_serializer=fluss__api__pb2.DescribeLogResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1826,6 +1971,33 @@ class TabletService(object):
             '/fluss.rpc.TabletService/StopReplica',
             fluss__api__pb2.StopReplicaRequest.SerializeToString,
             fluss__api__pb2.StopReplicaResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeLog(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.TabletService/DescribeLog',
+            fluss__api__pb2.DescribeLogRequest.SerializeToString,
+            fluss__api__pb2.DescribeLogResponse.FromString,
             options,
             channel_credentials,
             insecure,

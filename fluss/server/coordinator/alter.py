@@ -33,7 +33,7 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableChange, TableInfo
 from fluss.options import Option
 from fluss.server.coordinator.auto_partition import check_auto_partition
-from fluss.table_options import CONNECTOR_OPTIONS, TABLE_OPTIONS
+from fluss.table_options import CONNECTOR_OPTIONS, LOG_LOCAL_TTL, LOG_TTL, TABLE_OPTIONS, check_log_ttls
 from fluss.types import Column, RowSchema
 
 #: A computed column of the Flink catalog (``schema.{i}.name`` in the table's custom properties).
@@ -112,6 +112,8 @@ def apply_option_changes(info: TableInfo, changes: list[TableChange]) -> Altered
         else:
             custom.pop(key, None)
     changed = {k for k in set(before) | set(props) if before.get(k) != props.get(k)}
+    if LOG_TTL.key in changed or LOG_LOCAL_TTL.key in changed:
+        check_log_ttls(props, where)
     if any(k.startswith(AUTO_PARTITION_PREFIX) for k in changed):
         check_auto_partition(props, info.get_partition_keys(), info.row_schema, str(info.table_path), creating=False)
     return AlteredProperties(props, custom, changed)

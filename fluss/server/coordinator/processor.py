@@ -63,6 +63,7 @@ from fluss.server.zk.data import (
     LakeSnapshotRecord,
     LeaderAndIsr,
     PartitionRegistration,
+    RemoteLogManifestRecord,
     TableRegistration,
     dumps,
     encode,
@@ -675,6 +676,58 @@ class CoordinatorEventProcessor:
 
     async def kv_snapshot(self, tb: TableBucket) -> KvSnapshotRecord | None:
         return await self._zk(self.zk.get_kv_snapshot, tb.table_id, tb.partition_id_or_none_value, tb.bucket_id)
+
+    async def commit_remote_log_manifest(self, server_id: int, server_epoch: int, leader_epoch: int,
+                                         tb: TableBucket, record: RemoteLogManifestRecord, previous_path: str) -> None:
+        await self.submit(self._commit_remote_log_manifest, server_id, server_epoch, leader_epoch, tb, record,
+                          previous_path)
+
+    async def _commit_remote_log_manifest(self, server_id: int, server_epoch: int, leader_epoch: int,
+                                          tb: TableBucket, record: RemoteLogManifestRecord,
+                                          previous_path: str) -> None:
+        """Records a bucket's new remote log manifest: only from the registered incarnation of its current leader
+        (and leader epoch), only a manifest below ``remote.data.dir/log/`` with offsets that make sense, only
+        replacing the manifest the leader built on (compare-and-set on ``previous_path``), never moving the end
+        back. A resent commit of the manifest already recorded succeeds (its first answer was lost)."""
+        await self._check_server(server_id, server_epoch)
+        remote = (self.config.get(REMOTE_DATA_DIR) or "").rstrip("/")
+        path = record.manifest_path
+        if not remote or not path.startswith(f"{remote}/log/") or ".." in path.split("/"):
+            raise FlussError(f"Remote log manifest of {tb} must live below {remote or 'remote.data.dir'}/log/",
+                             ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
+        start, end = record.remote_log_start_offset, record.remote_log_end_offset
+        if (start < -1 or end < -1 or record.remote_log_size < 0 or record.segment_count < 0
+                or (record.segment_count > 0 and not 0 <= start < end)):
+            raise FlussError(f"Remote log manifest of {tb} with start {start}, end {end}, size "
+                             f"{record.remote_log_size} and {record.segment_count} segment(s): sizes and counts are "
+                             "not negative, offsets are -1 (none) or more, and segments cover start < end",
+                             ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
+        entry = self.ctx.leaders.get(tb)
+        if entry is None:
+            raise FlussError(f"{tb} does not exist", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+        lai, _ = entry
+        if lai.leader != server_id or lai.leader_epoch != leader_epoch:
+            raise FlussError(f"Server {server_id} (leader epoch {leader_epoch}) may not commit the remote log of {tb}: "
+                             f"the leader is {lai.leader} with epoch {lai.leader_epoch}",
+                             ErrorCode.FENCED_LEADER_EPOCH_EXCEPTION)
+        pid = tb.partition_id_or_none_value
+        current = await self._zk(self.zk.get_remote_log_manifest, tb.table_id, pid, tb.bucket_id)
+        if current is not None and current.manifest_path == record.manifest_path:
+            return
+        current_path = current.manifest_path if current is not None else ""
+        if current_path != previous_path:
+            raise FlussError(f"Remote log manifest of {tb} changed meanwhile: the leader built on "
+                             f"'{previous_path}', the recorded one is '{current_path}'",
+                             ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
+        if current is not None and record.remote_log_end_offset < current.remote_log_end_offset:
+            raise FlussError(f"Remote log manifest of {tb} would move the remote end back from "
+                             f"{current.remote_log_end_offset} to {record.remote_log_end_offset}",
+                             ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
+        await self._zk(self.zk.set_remote_log_manifest, tb.table_id, pid, tb.bucket_id, record)
+
+    async def remote_log_manifest(self, tb: TableBucket) -> RemoteLogManifestRecord | None:
+        return await self._zk(self.zk.get_remote_log_manifest, tb.table_id, tb.partition_id_or_none_value,
+                              tb.bucket_id)
 
     async def commit_lake_snapshot(self, snapshot: LakeSnapshotRecord) -> None:
         await self.submit(self._commit_lake_snapshot, snapshot)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import time
 from collections.abc import Callable
 
+from fluss import fs
 from fluss.acl import (
     OperationType,
     Resource,
@@ -28,7 +31,12 @@ from fluss.rpc.interceptors import current_request
 from fluss.server.coordinator.processor import CoordinatorEventProcessor
 from fluss.server.security.authorizer import add_to, binding_of, sort_key
 from fluss.server.security.session import current_session
-from fluss.server.zk.data import KvSnapshotRecord, LakeBucketOffset, LakeSnapshotRecord
+from fluss.server.zk.data import (
+    KvSnapshotRecord,
+    LakeBucketOffset,
+    LakeSnapshotRecord,
+    RemoteLogManifestRecord,
+)
 from fluss.table_options import DATALAKE_ENABLED
 
 
@@ -261,6 +269,25 @@ class AdminServicer(rpc.AdminServiceServicer):
             raise FlussError(f"Table '{info.table_path}' has no lake snapshot yet", ErrorCode.LAKE_SNAPSHOT_NOT_EXIST)
         return pb.GetLatestLakeSnapshotResponse(error=OK, snapshot=_lake_snapshot_pb(snapshot))
 
+    @_guard(pb.GetFileSystemSecurityTokenResponse)
+    async def GetFileSystemSecurityToken(self, request, context):
+        """What a client needs to read ``remote.data.dir`` itself (tiered log segments): the scheme, the
+        credentials as a token, and the endpoint options. The cluster's configured S3 credentials are handed out
+        (no STS here): give the servers a key pair that may only read and write ``remote.data.dir``."""
+        config = self._server.config
+        remote = config.get("remote.data.dir") or ""
+        scheme = fs.scheme_of(remote) if remote else ""
+        resp = pb.GetFileSystemSecurityTokenResponse(error=OK, schema=scheme)
+        if scheme in ("s3", "s3a"):
+            options = config.as_dict()
+            resp.token = json.dumps({"access_key": options.get(fs.S3_ACCESS_KEY, ""),
+                                     "secret_key": options.get(fs.S3_SECRET_KEY, ""),
+                                     "session_token": options.get(fs.S3_SESSION_TOKEN, "")}).encode()
+            for key in (fs.S3_ENDPOINT, fs.S3_REGION, fs.S3_PATH_STYLE_ACCESS, fs.S3_PATH_STYLE_ACCESS_ALIAS):
+                if options.get(key):
+                    resp.addition_info.append(pb.KeyValuePb(key=key, value=str(options[key])))
+        return resp
+
     @_guard(pb.InitWriterResponse)
     async def InitWriter(self, request, context):
         return pb.InitWriterResponse(error=OK, writer_id=await self.p.init_writer())
@@ -383,6 +410,31 @@ class CoordinatorServicer(rpc.CoordinatorServiceServicer):
         if record is None:
             return pb.GetKvSnapshotResponse(error=OK, found=False)
         return pb.GetKvSnapshotResponse(error=OK, found=True, snapshot=_snapshot_pb(tb, record))
+
+    @_guard(pb.CommitRemoteLogManifestResponse)
+    async def CommitRemoteLogManifest(self, request, context):
+        m = request.manifest
+        tb = TableBucket(m.table_id, m.bucket_id, m.partition_id)
+        if not m.remote_log_manifest_path:
+            raise FlussError(f"Remote log manifest commit for {tb} names no manifest", ErrorCode.INVALID_CONFIG_EXCEPTION)
+        record = RemoteLogManifestRecord(m.remote_log_manifest_path, m.remote_log_start_offset,
+                                         m.remote_log_end_offset, m.remote_log_size, m.segment_count,
+                                         request.leader_epoch, int(time.time() * 1000))
+        await self.p.commit_remote_log_manifest(request.server_id, request.server_epoch, request.leader_epoch, tb,
+                                                record, request.previous_manifest_path)
+        return pb.CommitRemoteLogManifestResponse(error=OK)
+
+    @_guard(pb.GetRemoteLogManifestResponse)
+    async def GetRemoteLogManifest(self, request, context):
+        tb = TableBucket(request.table_id, request.bucket_id, request.partition_id)
+        record = await self.p.remote_log_manifest(tb)
+        if record is None:
+            return pb.GetRemoteLogManifestResponse(error=OK, found=False)
+        return pb.GetRemoteLogManifestResponse(error=OK, found=True, manifest=pb.RemoteLogManifestPb(
+            table_id=tb.table_id, partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
+            remote_log_manifest_path=record.manifest_path, remote_log_start_offset=record.remote_log_start_offset,
+            remote_log_end_offset=record.remote_log_end_offset, remote_log_size=record.remote_log_size,
+            segment_count=record.segment_count))
 
     @_guard(pb.ControlledShutdownResponse)
     async def ControlledShutdown(self, request, context):

@@ -41,6 +41,7 @@ from pathlib import Path
 import fsspec
 
 from fluss.errors import ErrorCode, FlussError
+from fluss.fs import filesystem
 from fluss.server.kv.tablet import DB_DIR, KvTablet
 from fluss.types import RowSchema
 
@@ -97,8 +98,8 @@ class SnapshotHandle:
 
 
 def _fs(remote_dir: str) -> tuple[fsspec.AbstractFileSystem, str]:
-    fs, root = fsspec.core.url_to_fs(remote_dir)
-    return fs, root.rstrip("/")
+    """The file system of ``remote_dir`` with the process's ``s3.*`` options (``fluss.fs``)."""
+    return filesystem(remote_dir)
 
 
 def _manifest_path(snapshot_id: int) -> str:

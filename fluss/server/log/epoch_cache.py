@@ -31,6 +31,17 @@ class LeaderEpochCache:
     def entries(self) -> list[tuple[int, int]]:
         return list(zip(self._epochs, self._starts, strict=True))
 
+    def entries_between(self, start_offset: int, end_offset: int) -> list[tuple[int, int]]:
+        """The ``(epoch, start)`` entries covering offsets ``[start_offset, end_offset)``: the epoch in force at
+        ``start_offset`` (its start clipped to it) and every epoch starting before ``end_offset``."""
+        out = []
+        for i, (epoch, start) in enumerate(zip(self._epochs, self._starts, strict=True)):
+            next_start = self._starts[i + 1] if i + 1 < len(self._starts) else None
+            if start >= end_offset or (next_start is not None and next_start <= start_offset):
+                continue
+            out.append((epoch, max(start, start_offset)))
+        return out
+
     def assign(self, epoch: int, start_offset: int) -> None:
         """Records that ``epoch`` starts at ``start_offset`` (ignored unless it is a newer epoch)."""
         if epoch < 0 or (self._epochs and epoch <= self._epochs[-1]):

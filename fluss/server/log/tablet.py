@@ -17,6 +17,8 @@ from ``log_start_offset`` (the first segment's base) to ``log_end_offset`` (LEO,
   :meth:`flush` and :meth:`close`, and at every roll.
 * Retention (:meth:`delete_expired_segments`) deletes whole segments from the start of the log whose maximum
   commit timestamp is older than ``ttl_ms`` and which lie wholly below the high watermark; never the active one.
+  With a tiered (remote) log, :meth:`delete_tiered_segments` also deletes segments below the committed remote end
+  while more than ``table.log.tiered.local-segments`` remain; see ``remote/``.
 
 * Every append also maintains the leader-epoch history (``epoch_cache.py``) and the idempotent-writer state
   (``writer_state.py``); both are rebuilt from the batch headers when missing. A leader skips a resent batch of
@@ -94,6 +96,19 @@ class FetchData:
         return not self.records
 
 
+@dataclass(frozen=True)
+class SealedSegment:
+    """A sealed (not active) segment, as the remote log uploader sees it: its files and offsets."""
+
+    base_offset: int
+    next_offset: int
+    size: int
+    max_timestamp: int
+    log_path: Path
+    index_path: Path
+    time_index_path: Path
+
+
 class LogTablet:
     def __init__(self, directory: Path, config: LogConfig, segments: list[LogSegment], high_watermark: int,
                  recovery_point: int, checkpoint: CheckpointFile, name: str | None = None) -> None:
@@ -158,6 +173,30 @@ class LogTablet:
     def segment_base_offsets(self) -> list[int]:
         with self._lock:
             return list(self._bases)
+
+    def sealed_segments(self, max_offset: int) -> list[SealedSegment]:
+        """Every sealed segment (all but the active one) that ends at or below ``max_offset``, oldest first."""
+        with self._lock:
+            return [SealedSegment(s.base_offset, s.next_offset, s.size, s.max_timestamp, s.log_path,
+                                  s.offset_index.path, s.time_index.path)
+                    for s in self._segments[:-1] if s.next_offset <= max_offset]
+
+    def leader_epochs_between(self, start_offset: int, end_offset: int) -> list[tuple[int, int]]:
+        """``(epoch, start)`` entries covering ``[start_offset, end_offset)`` (see ``epoch_cache.py``)."""
+        with self._lock:
+            return self.epochs.entries_between(start_offset, end_offset)
+
+    def batch_headers(self, base_offset: int) -> list[BatchHeader]:
+        """The batch headers of the segment starting at ``base_offset`` (empty if it is gone)."""
+        with self._lock:
+            i = bisect.bisect_left(self._bases, base_offset)
+            if i == len(self._bases) or self._bases[i] != base_offset:
+                return []
+            segment = self._segments[i]
+            try:
+                return [header for _, header, _ in segment.walk(0)]
+            except OSError as e:
+                raise FlussError(f"Cannot read {segment.log_path}: {e}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
 
     def update_high_watermark(self, offset: int) -> int:
         """Set the high watermark, clamped into ``[log_start_offset, log_end_offset]``; returns the new value."""
@@ -532,24 +571,44 @@ class LogTablet:
         if self.config.ttl_ms < 0:
             return 0
         deadline = now_ms - self.config.ttl_ms
+        bound = self._high_watermark
+        return self._delete_oldest(lambda s, remaining: s.max_timestamp < deadline and s.next_offset <= bound,
+                                   "expired")
+
+    def delete_tiered_segments(self, max_offset: int, keep_segments: int, expired_before_ms: int | None = None) -> int:
+        """Tiered local retention: delete segments, oldest first, that end at or below ``max_offset`` (committed in
+        remote storage) while more than ``keep_segments`` segments (the active one included) remain, or whose
+        newest record is older than ``expired_before_ms`` (``table.log.local-ttl``; None: no TTL cleanup). Only a
+        prefix of the log goes: the first segment that must stay stops the deletion."""
+        bound = min(self._high_watermark, max_offset)
+
+        def deletable(s: LogSegment, remaining: int) -> bool:
+            if s.next_offset > bound:
+                return False
+            return remaining > keep_segments or (expired_before_ms is not None and s.max_timestamp < expired_before_ms)
+        return self._delete_oldest(deletable, "tiered")
+
+    def _delete_oldest(self, deletable, why: str) -> int:
         deleted = 0
         with self._lock:
             self._ensure_open()
             while len(self._segments) > 1:
                 oldest = self._segments[0]
-                if oldest.max_timestamp >= deadline or oldest.next_offset > self._high_watermark:
+                if not deletable(oldest, len(self._segments)):
                     break
                 try:
                     oldest.delete()
                 except OSError as e:
-                    log.error("cannot delete expired segment %s: %s", oldest.log_path, e)
-                    raise FlussError(f"Cannot delete an expired segment of {self.name}: {_os_error(e)}",
+                    log.error("cannot delete %s segment %s: %s", why, oldest.log_path, e)
+                    raise FlussError(f"Cannot delete {'an' if why == 'expired' else 'a'} {why} segment of {self.name}: "
+                                     f"{_os_error(e)}",
                                      ErrorCode.LOG_STORAGE_EXCEPTION) from e
                 self._segments.pop(0)
                 self._bases.pop(0)
                 deleted += 1
             if deleted:
                 self._recovery_point = max(self._recovery_point, self.log_start_offset)
+                self._high_watermark = max(self._high_watermark, self.log_start_offset)
                 self.epochs.truncate_from_start(self.log_start_offset)
         return deleted
 

@@ -67,5 +67,17 @@ class WriterStateManager:
     def clear(self) -> None:
         self._writers.clear()
 
+    def to_json(self) -> dict[str, list[list[int]]]:
+        """``{writer_id: [[sequence, base_offset, last_offset], ...]}`` (a snapshot, e.g. of a remote segment)."""
+        return {str(w): [[b.sequence, b.base_offset, b.last_offset] for b in h] for w, h in self._writers.items()}
+
+    @classmethod
+    def from_json(cls, data: dict) -> WriterStateManager:
+        state = cls()
+        for writer_id, batches in data.items():
+            for sequence, base_offset, last_offset in batches:
+                state.update(int(writer_id), int(sequence), int(base_offset), int(last_offset))
+        return state
+
     def __len__(self) -> int:
         return len(self._writers)

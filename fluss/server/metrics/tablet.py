@@ -8,6 +8,10 @@ replica counts, under-replicated buckets, writer ids, sizes, and the bucket-leve
 reporter reads the registry (:meth:`TabletServerMetrics.replica_rows`), from a copy of the replica map, so it
 costs nothing between scrapes.
 
+With a tiered log (issue 15) the RemoteLogManager adds to each table's remote-log meters once per segment it
+copies or expires (:meth:`TableMetrics.remote_log`), and the read-time gauges include the remote log of every
+bucket led here whose remote state is loaded (``remoteLogSize``, ``table_bucket_remoteLog_*``).
+
 Bucket-level series are bounded: at most ``metrics.bucket-level.max-buckets`` replicas get them (ordered by
 database, table, partition and bucket, so the set is stable between scrapes); the number left out is
 ``bucketMetricsOmitted``, and server-level sums always cover every replica.
@@ -40,17 +44,34 @@ def records_in(data: bytes | memoryview) -> int:
     return total
 
 
+class RemoteLogMeters:
+    """Fluss's remote-log meters of one table: segments copied (count, bytes, failures) and expired remote segments
+    deleted (count, failures); the RemoteLogManager adds to them once per segment."""
+
+    __slots__ = ("copy_bytes", "copy_requests", "copy_errors", "delete_requests", "delete_errors")
+
+    def __init__(self, registry: MetricRegistry, labels: dict[str, str]) -> None:
+        m = registry.meter
+        self.copy_bytes = m(c.T_REMOTE_LOG_COPY_BYTES, **labels)
+        self.copy_requests = m(c.T_REMOTE_LOG_COPY_REQUESTS, **labels)
+        self.copy_errors = m(c.T_REMOTE_LOG_COPY_ERRORS, **labels)
+        self.delete_requests = m(c.T_REMOTE_LOG_DELETE_REQUESTS, **labels)
+        self.delete_errors = m(c.T_REMOTE_LOG_DELETE_ERRORS, **labels)
+
+
 class TableMetrics:
     """The per-table meters of one tablet server (labels ``database``, ``table``)."""
 
     __slots__ = ("messages_in", "bytes_in", "bytes_out", "produce", "produce_failed", "put_kv", "put_kv_failed",
                  "fetch", "fetch_failed", "lookup", "lookup_failed", "prefix_lookup", "prefix_lookup_failed",
-                 "limit_scan", "limit_scan_failed", "remote_kv_copy_bytes", "server")
+                 "limit_scan", "limit_scan_failed", "remote_kv_copy_bytes", "server", "_registry", "_labels",
+                 "_remote_log")
 
     def __init__(self, registry: MetricRegistry, info: TableInfo, server: TabletServerMetrics) -> None:
         labels = {"database": info.table_path.database_name, "table": info.table_path.table_name}
         m = registry.meter
         self.server = server
+        self._registry, self._labels, self._remote_log = registry, labels, None
         self.messages_in = m(c.T_MESSAGES_IN, **labels)
         self.bytes_in = m(c.T_BYTES_IN, **labels)
         self.bytes_out = m(c.T_BYTES_OUT, **labels)
@@ -72,6 +93,13 @@ class TableMetrics:
             self.put_kv = self.put_kv_failed = self.lookup = self.lookup_failed = None
             self.prefix_lookup = self.prefix_lookup_failed = self.limit_scan = self.limit_scan_failed = None
             self.remote_kv_copy_bytes = None
+
+    def remote_log(self) -> RemoteLogMeters:
+        """The table's tiered-log meters, registered when the server first tiers or expires one of its segments
+        (a cluster without a tiered log exports no such series)."""
+        if self._remote_log is None:
+            self._remote_log = RemoteLogMeters(self._registry, self._labels)
+        return self._remote_log
 
     def written(self, records: int, nbytes: int) -> None:
         """A bucket entry of a ProduceLog or PutKv was written."""
@@ -168,8 +196,9 @@ class TabletServerMetrics:
         partition_names = manager.partition_names
         min_isr = manager.min_isr
         leaders = under_replicated = under_min = at_min = writer_ids = 0
-        log_size = kv_size = 0
-        bucket_rows: list[tuple[tuple, dict, int, int, int, int, int | None]] = []
+        log_size = kv_size = remote_size = 0
+        remote_log = getattr(manager, "remote_log", None)
+        bucket_rows: list[tuple[tuple, dict, int, int, int, int, int | None, tuple[int, int, int] | None]] = []
         for replica in replicas:
             try:
                 log_ = replica.log
@@ -193,6 +222,13 @@ class TabletServerMetrics:
                 if kv is not None:
                     kv_bytes = _dir_size(kv.local_dir / "db")
                     kv_size += kv_bytes
+            remote = None
+            state = remote_log.cached(replica) if remote_log is not None and replica.is_leader else None
+            if state is not None:  # loaded in this leader term: (segments, end offset, bytes)
+                manifest = state.manifest
+                remote = (len(manifest.segments), manifest.end_offset if manifest.segments else -1,
+                          manifest.size_in_bytes)
+                remote_size += remote[2]
             info = replica.table
             path = info.table_path
             labels = {"database": path.database_name, "table": path.table_name,
@@ -200,7 +236,7 @@ class TabletServerMetrics:
                       if replica.bucket.partition_id is not None else "",
                       "bucket": str(replica.bucket.bucket_id)}
             key = (path.database_name, path.table_name, labels["partition"], replica.bucket.bucket_id)
-            bucket_rows.append((key, labels, segments, start, end, size, kv_bytes))
+            bucket_rows.append((key, labels, segments, start, end, size, kv_bytes, remote))
         yield c.LEADER_COUNT, {}, leaders
         yield c.REPLICA_COUNT, {}, len(replicas)
         yield c.UNDER_REPLICATED, {}, under_replicated
@@ -210,16 +246,22 @@ class TabletServerMetrics:
         yield c.LOG_SIZE, {}, log_size
         yield c.KV_SIZE, {}, kv_size
         yield c.LOCAL_SIZE, {}, log_size + kv_size
+        if remote_log is not None:
+            yield c.REMOTE_LOG_SIZE, {}, remote_size
         bucket_rows.sort(key=lambda row: row[0])
         kept = bucket_rows[:self.max_buckets]
         yield c.BUCKET_METRICS_OMITTED, {}, len(bucket_rows) - len(kept)
-        for _, labels, segments, start, end, size, kv_bytes in kept:
+        for _, labels, segments, start, end, size, kv_bytes, remote in kept:
             yield c.B_NUM_SEGMENTS, labels, segments
             yield c.B_START_OFFSET, labels, start
             yield c.B_END_OFFSET, labels, end
             yield c.B_LOG_SIZE, labels, size
             if kv_bytes is not None:
                 yield c.B_KV_SIZE, labels, kv_bytes
+            if remote is not None:
+                yield c.B_REMOTE_NUM_SEGMENTS, labels, remote[0]
+                yield c.B_REMOTE_END_OFFSET, labels, remote[1]
+                yield c.B_REMOTE_SIZE, labels, remote[2]
 
 
 def _dir_size(path: Path) -> int:

@@ -7,6 +7,11 @@ high watermark. Fetched batches already carry offsets and are appended as they a
 When a follower starts following a new leader term it first asks the leader where its own latest leader epoch
 ends (OffsetForLeaderEpoch) and truncates its log there, so a divergent tail written under an old leader is
 removed and nothing the new leader has is lost.
+
+With a tiered log the leader also sends its *tiered offset* (offsets committed in remote storage), below which the
+follower's local retention may delete segments. A follower whose log ends below the leader's local log start (it
+was away while the leader deleted tiered segments) restarts its log at that start: the offsets before it are
+served from remote storage.
 """
 
 from __future__ import annotations
@@ -146,6 +151,7 @@ class ReplicaFetcherManager:
                     continue
                 if b.error.code:
                     continue
+                replica.tiered_offset = b.tiered_offset  # what the leader has committed in remote storage
                 if b.records:
                     records = b.records
                     try:

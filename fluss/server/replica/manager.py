@@ -70,6 +70,8 @@ class ReplicaManager:
         self.kv_snapshot_of = None  # set by the tablet server: async (TableBucket) -> SnapshotHandle | None
         self.control_checks = None  # set by the tablet server: a ControlRequestChecker (ZooKeeper's view)
         self.adjust_isr = None  # set by the tablet server: async (replica, isr) -> LeaderAndIsrPb (AdjustIsr)
+        self.remote_log = None  # set by the tablet server when the log is tiered: RemoteLogManager
+        self._background: set[asyncio.Task] = set()
         self._kv_locks: dict[TableBucket, asyncio.Lock] = {}
         self.kv_executor = ThreadPoolExecutor(max_workers=KV_THREADS, thread_name_prefix="kv")
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -178,6 +180,10 @@ class ReplicaManager:
             replica.make_leader(b.leader_epoch, b.bucket_epoch, list(b.replicas), list(b.isr))
             if led_before is not None and replica.isr != led_before:  # e.g. the coordinator dropped a dead follower
                 self.metrics.isr_changed(led_before, replica.isr)
+            if self.remote_log is not None:  # load the committed remote log now, not at the first remote read
+                task = asyncio.get_running_loop().create_task(self._load_remote_log(replica))
+                self._background.add(task)
+                task.add_done_callback(self._background.discard)
             if replica.table.has_primary_key() and replica.kv is None:
                 await self._open_kv(replica, b.leader_epoch)
             await self._notify_data()
@@ -189,6 +195,12 @@ class ReplicaManager:
             if self.followers and (new_term or not self.followers.is_following(tb)):
                 self.followers.add(tb, b.leader)
             await self._notify_data()  # wake acks=all waiters of a former leader
+
+    async def _load_remote_log(self, replica: Replica) -> None:
+        try:
+            await self.remote_log.state_of(replica)
+        except Exception as e:  # noqa: BLE001 - loaded again on demand (first remote read, next tiering round)
+            log.info("loading the remote log of %s failed: %s", replica.bucket, e)
 
     def kv_remote_dir(self, tb: TableBucket) -> str:
         if not self.remote_data_dir:
@@ -214,6 +226,8 @@ class ReplicaManager:
             raise FlussError(f"The KV state of {replica.name} could not be recovered: {replica.kv_failure}",
                              ErrorCode.KV_STORAGE_EXCEPTION) from None
         replica.kv_failure = None
+        if handle is not None:  # the primary-key bound of remote retention (docs/remote-log.md)
+            replica.kv_snapshot_offset = max(replica.kv_snapshot_offset, handle.log_offset)
         if replica.is_leader and replica.leader_epoch == leader_epoch:
             replica.kv = kv
             kv.request_flush(replica.log.high_watermark)
@@ -283,6 +297,10 @@ class ReplicaManager:
             if self.followers:
                 self.followers.remove(tb)
             replica = self.replicas.pop(tb, None)
+            # delete=True comes only with a dropped table or partition: its remote log goes too (were replicas
+            # ever moved between servers, that would need a separate flag, as Apache Fluss's deleteRemote)
+            if b.delete and self.remote_log is not None:
+                await self._delete_remote_log(tb)
             if replica is None:
                 continue
             await asyncio.to_thread(replica.delete if b.delete else replica.close)
@@ -293,6 +311,14 @@ class ReplicaManager:
                 self.metrics.drop_table(info)
         if refused:
             raise next(iter(refused.values()))
+
+    async def _delete_remote_log(self, tb: TableBucket) -> None:
+        if tb.table_id not in self.tables:
+            return
+        try:
+            await self.remote_log.delete_bucket(tb)
+        except Exception as e:  # noqa: BLE001 - every replica is told: another one may succeed
+            log.warning("could not delete the remote log of dropped %s: %s", tb, e)
 
     def replica_or_raise(self, tb: TableBucket) -> Replica:
         replica = self.replicas.get(tb)
@@ -541,7 +567,8 @@ class ReplicaManager:
         while True:
             results, total = await self._read_all(follower_id, fetches, max_bytes)
             remaining = deadline - time.monotonic()
-            if total >= max(1, min_bytes) or remaining <= 0 or any(r.error.code for r in results.values()):
+            if total >= max(1, min_bytes) or remaining <= 0 or any(r.error.code for r in results.values()) \
+                    or any(r.HasField("remote_log_fetch_info") for r in results.values()):
                 return results
             self.metrics.delayed_fetches += 1
             try:
@@ -566,9 +593,19 @@ class ReplicaManager:
                 replica = self.leader_or_raise(f.bucket)
                 if follower_id >= 0:
                     replica.check_follower_fetch(follower_id, f.offset)  # nothing is recorded for a bad fetch
+                    res.tiered_offset = replica.tiered_offset
                     upper = None
                 else:
                     upper = replica.log.high_watermark
+                    if f.offset < replica.log.log_start_offset and self.remote_log is not None:
+                        self._check_projection(replica, f.projection)
+                        info = await self._remote_fetch_info(replica, f.offset)
+                        if info is not None:  # the client reads these segments from remote storage itself
+                            res.remote_log_fetch_info.CopyFrom(info)
+                            res.high_watermark = replica.log.high_watermark
+                            res.log_start_offset = replica.log.log_start_offset
+                            results[f.bucket] = res
+                            continue
                 records = b""
                 if budget > 0:
                     records = await asyncio.to_thread(self._read_one, replica, f, min(f.max_bytes, budget), upper,
@@ -600,19 +637,28 @@ class ReplicaManager:
             await self._notify_data()
         return results, total
 
-    def _read_one(self, replica: Replica, f: BucketFetch, max_bytes: int, upper: int | None,
-                  min_one: bool) -> bytes:
+    async def _remote_fetch_info(self, replica: Replica, offset: int) -> pb.RemoteLogFetchInfoPb | None:
+        state = await self.remote_log.state_of(replica)
+        return await asyncio.to_thread(self.remote_log.fetch_info, replica, state, offset)
+
+    @staticmethod
+    def _check_projection(replica: Replica, projection: list[int] | None) -> pa.Schema:
         schema = replica.table.row_schema.to_arrow()
-        if f.projection is not None:
-            for idx in f.projection:
+        if projection is not None:
+            for idx in projection:
                 if idx < 0 or idx >= len(schema):
                     raise FlussError(f"Projected column index {idx} is out of range for table "
                                      f"{replica.table.table_path} with {len(schema)} columns",
                                      ErrorCode.INVALID_COLUMN_PROJECTION)
-        if f.projection is not None and replica.log_format != ARROW:
+        if projection is not None and replica.log_format != ARROW:
             raise FlussError(f"Table '{replica.table.table_path}' is not in the ARROW log format "
                              f"({replica.log_format}) and does not support column projection",
                              ErrorCode.INVALID_COLUMN_PROJECTION)
+        return schema
+
+    def _read_one(self, replica: Replica, f: BucketFetch, max_bytes: int, upper: int | None,
+                  min_one: bool) -> bytes:
+        schema = self._check_projection(replica, f.projection)
         data = replica.log.read(f.offset, max_bytes, max_offset=upper, min_one_batch=min_one).records
         if f.as_arrow and replica.log_format != ARROW and data:
             history = replica.validator.history  # each batch re-encoded with the columns of its own schema id
@@ -673,16 +719,45 @@ class ReplicaManager:
             return self._kv_or_raise(tb).row_count()
         return max(0, replica.log.high_watermark - replica.log.log_start_offset)
 
-    def list_offset(self, tb: TableBucket, offset_type: int, timestamp: int, follower_id: int) -> int:
+    async def list_offset(self, tb: TableBucket, offset_type: int, timestamp: int, follower_id: int) -> int:
+        """Earliest (the remote log start when the log is tiered), latest (the high watermark; LEO for a
+        follower) or the first offset at or after a timestamp (remote segments first, by their max timestamp)."""
         replica = self.leader_or_raise(tb)
+        remote = None
+        if offset_type in (0, 2) and self.remote_log is not None and follower_id < 0:
+            remote = (await self.remote_log.state_of(replica)).manifest
+            if remote.start_offset < 0 or remote.end_offset < replica.log.log_start_offset:
+                remote = None  # nothing remote, or a gap before the local log: the local log is all there is
         if offset_type == 0:
-            return replica.log.log_start_offset
+            local = replica.log.log_start_offset
+            return min(local, remote.start_offset) if remote is not None else local
         if offset_type == 1:
             return replica.log.log_end_offset if follower_id >= 0 else replica.log.high_watermark
         if offset_type == 2:
+            if remote is not None:
+                for segment in remote.segments:
+                    if segment.max_timestamp >= timestamp and segment.start_offset < replica.log.log_start_offset:
+                        return segment.start_offset
             return min(replica.log.offset_for_timestamp(timestamp), replica.log.high_watermark)
         raise FlussError(f"Unknown offset type {offset_type} (0 earliest, 1 latest, 2 timestamp)",
                          ErrorCode.INVALID_TIMESTAMP_EXCEPTION)
+
+    async def describe_log(self, tb: TableBucket) -> pb.DescribeLogBucketPb:
+        """The local and remote log of a bucket this server leads."""
+        replica = self.leader_or_raise(tb)
+        log_ = replica.log
+        out = pb.DescribeLogBucketPb(
+            partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
+            local_log_start_offset=log_.log_start_offset, local_log_end_offset=log_.log_end_offset,
+            high_watermark=log_.high_watermark, local_log_size=log_.size_in_bytes,
+            local_segment_count=log_.segment_count, remote_log_start_offset=-1, remote_log_end_offset=-1)
+        if self.remote_log is not None:
+            manifest = (await self.remote_log.state_of(replica)).manifest
+            out.remote_log_start_offset = manifest.start_offset
+            out.remote_log_end_offset = manifest.end_offset if manifest.segments else -1
+            out.remote_log_size = manifest.size_in_bytes
+            out.remote_segment_count = len(manifest.segments)
+        return out
 
     # ------------------------------------------------------------ ISR maintenance
 

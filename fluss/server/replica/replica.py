@@ -28,7 +28,13 @@ from fluss.server.log.tablet import LogTablet
 from fluss.server.log.validator import BatchValidator
 from fluss.server.replica.bucket_check import BucketRouting
 from fluss.server.replica.kv_replica import KvReplica
-from fluss.table_options import LOG_ARROW_COMPRESSION_TYPE, LOG_ARROW_COMPRESSION_ZSTD_LEVEL, LOG_TTL
+from fluss.table_options import (
+    LOG_ARROW_COMPRESSION_TYPE,
+    LOG_ARROW_COMPRESSION_ZSTD_LEVEL,
+    LOG_TIERED_LOCAL_SEGMENTS,
+    LOG_TTL,
+    local_log_ttl_ms,
+)
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +80,14 @@ class Replica:
         self.nested_columns = [c for c in table.row_schema.columns if c.data_type.is_nested]
         self.validator = self._validator_of(table)
         self.log = LogTablet.open(directory, self.log_config, self.name)
+        self.tiered_local_segments = LOG_TIERED_LOCAL_SEGMENTS.value_of(props, str(table.table_path))
+        self.local_ttl_ms = local_log_ttl_ms(props, str(table.table_path))
+        self.local_ttl_ms = local_log_ttl_ms(props, str(table.table_path))  # copied segments; -1: no TTL cleanup
+        # Offsets below this are committed in remote storage (and covered by the latest committed KV snapshot of a
+        # primary-key table): local segments below it may be deleted. The leader computes it (remote/manager.py);
+        # followers learn it from the leader's fetch responses. -1: nothing tiered.
+        self.tiered_offset = -1
+        self.kv_snapshot_offset = -1  # log offset of the latest committed KV snapshot known here (-1: none)
         self.leader_id = -1
         self.leader_epoch = -1
         self.bucket_epoch = -1
@@ -95,12 +109,17 @@ class Replica:
                               self.log_format, table.schema_column_counts)
 
     def update_table(self, table: TableInfo) -> None:
-        """Takes a live table's new settings (ALTER TABLE): the retention of its log (``table.log.ttl``) and a new
-        schema id (ALTER TABLE ADD: batches of every id are accepted, the KV state merges with the new one)."""
+        """Takes a live table's new settings (ALTER TABLE): the retention of its log (``table.log.ttl``, also the
+        remote log's), how long local copies of tiered segments stay (``table.log.tiered.local-segments``,
+        ``table.log.local-ttl``) and a new schema id (ALTER TABLE ADD: batches of every id are accepted, the KV
+        state merges with the new one)."""
         schema_changed = table.schema_id != self.table.schema_id
         self.table = table
-        self.log_config = replace(self.log_config, ttl_ms=LOG_TTL.value_of(table.get_properties()))
+        props = table.get_properties()
+        self.log_config = replace(self.log_config, ttl_ms=LOG_TTL.value_of(props))
         self.log.config = self.log_config
+        self.tiered_local_segments = LOG_TIERED_LOCAL_SEGMENTS.value_of(props, str(table.table_path))
+        self.local_ttl_ms = local_log_ttl_ms(props, str(table.table_path))
         if schema_changed:
             self.nested_columns = [c for c in table.row_schema.columns if c.data_type.is_nested]
             self.validator = self._validator_of(table)

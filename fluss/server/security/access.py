@@ -30,12 +30,13 @@ READ, WRITE, CREATE, DROP, ALTER, DESCRIBE, ALL = (OperationType.READ, Operation
                                                    OperationType.ALL)
 
 INTERNAL_APIS = frozenset({"AdjustIsr", "ControlledShutdown", "CommitKvSnapshot", "GetKvSnapshot",
-                           "ReportStorageState", "NotifyLeaderAndIsr", "StopReplica", "OffsetForLeaderEpoch"})
+                           "ReportStorageState", "NotifyLeaderAndIsr", "StopReplica", "OffsetForLeaderEpoch",
+                           "CommitRemoteLogManifest", "GetRemoteLogManifest"})
 #: Answered to anyone authenticated (the bootstrap call; writer ids are harmless).
 OPEN_APIS = frozenset({"GetServerNodes", "InitWriter"})
 FILTERED_APIS = frozenset({"ListDatabases", "ListTables", "DatabaseExists", "TableExists", "ListAcls"})
 
-Check = Callable[[OperationType, Resource], None]
+Check = Callable[[OperationType, Resource], None]  # a _Checker: also .somewhere(operation, what)
 TablePathOf = Callable[[int], TablePath | None]
 Rule = Callable[[object, Check, TablePathOf], None]
 
@@ -75,6 +76,13 @@ def _lake_commit(req, check: Check, path_of: TablePathOf) -> None:
     path = path_of(req.snapshot.table_id)
     if path is not None:
         check(WRITE, Resource.table(path.database_name, path.table_name))
+
+
+def _remote_storage_token(req, check: Check, path_of: TablePathOf) -> None:
+    """The credentials of ``remote.data.dir`` (to read tiered log segments): READ on some table, database or the
+    cluster. Fluss answers anyone authenticated (per-table ACLs are its TODO); the keys handed out here reach
+    every table's remote segments, so a principal that may read nothing gets none."""
+    check.somewhere(READ, "the remote log storage's credentials (GetFileSystemSecurityToken)")
 
 
 def _create_acls(req, check: Check, path_of: TablePathOf) -> None:
@@ -117,6 +125,8 @@ RULES: dict[str, Rule] = {
     "GetTableStats": _by_id(READ),
     "FetchLog": _fetch,
     "ListOffsets": _by_id(DESCRIBE),
+    "DescribeLog": _by_id(DESCRIBE),
+    "GetFileSystemSecurityToken": _remote_storage_token,
 }
 
 
@@ -124,6 +134,25 @@ def _is_internal_call(api: str, request) -> bool:
     if api in INTERNAL_APIS:
         return True
     return api in ("FetchLog", "ListOffsets") and getattr(request, "follower_id", -1) >= 0
+
+
+class _Checker:
+    """What a rule calls: ``check(operation, resource)``, or ``check.somewhere(operation, what)`` for an API that
+    names no resource but needs the operation on at least one."""
+
+    __slots__ = ("authorizer", "session")
+
+    def __init__(self, authorizer: Authorizer, session) -> None:
+        self.authorizer = authorizer
+        self.session = session
+
+    def __call__(self, operation: OperationType, resource: Resource) -> None:
+        self.authorizer.check(self.session, operation, resource)
+
+    def somewhere(self, operation: OperationType, what: str) -> None:
+        if not self.authorizer.allowed_somewhere(self.session, operation):
+            raise FlussError(f"Principal {self.session.principal} has no {operation.name} permission on any table, "
+                             f"database or the cluster, which {what} needs", ErrorCode.AUTHORIZATION_EXCEPTION)
 
 
 class AccessControl(UnaryInterceptor):
@@ -150,7 +179,7 @@ class AccessControl(UnaryInterceptor):
                 if rule is None:
                     raise FlussError(f"Principal {session.principal} may not call {api}",
                                      ErrorCode.AUTHORIZATION_EXCEPTION)
-                rule(request, lambda op, res: authorizer.check(session, op, res), path_of)
+                rule(request, _Checker(authorizer, session), path_of)
             return await _call(inner, request, context)
 
         return _wrap_unary(handler, behavior)

@@ -109,6 +109,16 @@ class Authorizer:
             raise FlussError(f"Principal {session.principal} has no {operation.name} permission on {resource}",
                              ErrorCode.AUTHORIZATION_EXCEPTION)
 
+    def allowed_somewhere(self, session: Session, operation: OperationType) -> bool:
+        """``operation`` on at least one resource: the cluster, or a database or table an ALLOW of the principal
+        names (a DENY on it or above it still wins)."""
+        if self.authorize(session, operation, Resource.cluster()):
+            return True
+        granted_by = operation.implied_by()
+        return any(b.permission is PermissionType.ALLOW and b.operation in granted_by and self._matches(b, session)
+                   and self.authorize(session, operation, r)
+                   for r, bs in self._acls.items() for b in bs)
+
     def may_see(self, session: Session, resource: Resource) -> bool:
         """DESCRIBE on ``resource``, or some ALLOW for the principal on a resource below it (a user granted a
         table sees its database in listings)."""

@@ -14,6 +14,7 @@ import signal
 import threading
 from pathlib import Path
 
+from fluss import fs
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.rpc.server import RpcServer, RpcServerBuilder
@@ -29,6 +30,10 @@ from fluss.server.config import (
     METRICS_BUCKET_LEVEL_MAX_BUCKETS,
     MIN_ISR,
     REMOTE_DATA_DIR,
+    REMOTE_LOG_DATA_TRANSFER_THREAD_NUM,
+    REMOTE_LOG_INDEX_FILE_CACHE_SIZE,
+    REMOTE_LOG_MANAGER_THREAD_POOL_SIZE,
+    REMOTE_LOG_TASK_INTERVAL,
     REPLICA_FETCH_WAIT_MAX_TIME,
     REPLICA_MAX_LAG_TIME,
     TABLET_SERVER_ID,
@@ -38,6 +43,8 @@ from fluss.server.config import (
     ServerConfig,
 )
 from fluss.server.diagnostics import install_dump_on_sigusr1
+from fluss.server.log.remote.manager import RemoteLogManager
+from fluss.server.log.remote.storage import RemoteLogStorage
 from fluss.server.metrics.common import ServerMetrics
 from fluss.server.metrics.tablet import TabletServerMetrics
 from fluss.server.replica.fetcher import ReplicaFetcherManager
@@ -45,6 +52,7 @@ from fluss.server.replica.manager import ReplicaManager
 from fluss.server.security.server_security import ServerSecurity
 from fluss.server.tablet.control_checks import ControlRequestChecker
 from fluss.server.tablet.coordinator_channel import CoordinatorChannel
+from fluss.server.tablet.remote_log_committer import CoordinatorManifestCommitter
 from fluss.server.tablet.service import TabletServicer
 from fluss.server.zk.client import SessionState, ZooKeeperClient
 
@@ -86,6 +94,8 @@ class TabletServer:
         self.zk.on_session_change(self.metrics.zookeeper_state_changed)
         self.metrics_port = self.metrics.start().get("prometheus") or 0
         self.replicas.remote_data_dir = self.config.get(REMOTE_DATA_DIR) or ""
+        fs.configure(self.config.as_dict())  # s3.* options for remote.data.dir
+        self.replicas.remote_log = self._remote_log_manager()
         self.replicas.kv_snapshot_of = self._latest_kv_snapshot
         self.replicas.followers = ReplicaFetcherManager(
             self.replicas, self._address_of, self.config.get_duration_ms(REPLICA_FETCH_WAIT_MAX_TIME),
@@ -108,6 +118,8 @@ class TabletServer:
         self._background.append(asyncio.create_task(self._checkpoint_loop()))
         self._background.append(asyncio.create_task(self._isr_loop()))
         self._background.append(asyncio.create_task(self._kv_snapshot_loop()))
+        if self.replicas.remote_log is not None:
+            self._background.append(asyncio.create_task(self._remote_log_loop()))
         await self._stopped.wait()
         if self.zk.connected:
             try:
@@ -145,6 +157,32 @@ class TabletServer:
                 if self.replicas.disk.observe(e) is e:
                     log.exception("log checkpoint round failed")
 
+    def _remote_log_manager(self) -> RemoteLogManager | None:
+        """The tiered log, when ``remote.data.dir`` is set and ``remote.log.task-interval-duration`` is not 0."""
+        remote = self.replicas.remote_data_dir
+        if not remote or self.config.get_duration_ms(REMOTE_LOG_TASK_INTERVAL) <= 0:
+            return None
+        return RemoteLogManager(RemoteLogStorage(remote), self.replicas,
+                                CoordinatorManifestCommitter(self.coordinator, self.server_id,
+                                                              lambda: self.server_epoch),
+                                thread_pool_size=self.config.get_int(REMOTE_LOG_MANAGER_THREAD_POOL_SIZE),
+                                transfer_threads=self.config.get_int(REMOTE_LOG_DATA_TRANSFER_THREAD_NUM),
+                                index_cache_bytes=self.config.get_bytes(REMOTE_LOG_INDEX_FILE_CACHE_SIZE),
+                                metrics=self.replicas.metrics)
+
+    async def _remote_log_loop(self) -> None:
+        interval = self.config.get_duration_ms(REMOTE_LOG_TASK_INTERVAL) / 1000
+        while True:
+            await asyncio.sleep(interval)
+            try:
+                stats = await self.replicas.remote_log.run_once()
+                if stats.uploaded_segments or stats.expired_segments or stats.deleted_local_segments:
+                    log.info("remote log round: %d segment(s) uploaded (%d bytes), %d expired, %d local deleted",
+                             stats.uploaded_segments, stats.uploaded_bytes, stats.expired_segments,
+                             stats.deleted_local_segments)
+            except Exception:  # noqa: BLE001 - try again next round
+                log.exception("remote log round failed")
+
     async def _isr_loop(self) -> None:
         interval = max(0.1, self.replicas.max_lag_ms / 2000)
         while True:
@@ -172,6 +210,7 @@ class TabletServer:
                 table_id=tb.table_id, partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
                 snapshot_id=handle.snapshot_id, log_offset=handle.log_offset,
                 manifest_path=self.replicas.kv_remote_dir(tb), create_time=handle.created_ms)))
+        replica.kv_snapshot_offset = max(replica.kv_snapshot_offset, handle.log_offset)
 
     async def _latest_kv_snapshot(self, tb):
         """The latest KV snapshot the coordinator recorded for a bucket (None if there is none)."""
@@ -260,6 +299,8 @@ class TabletServer:
         if self._grpc:
             await self._grpc.stop(grace=1)
         await asyncio.to_thread(self.replicas.close)
+        if self.replicas.remote_log is not None:
+            self.replicas.remote_log.close()
         try:
             await asyncio.wait_for(asyncio.to_thread(self.zk.close), 5)
         except TimeoutError:

@@ -158,7 +158,7 @@ class TabletServicer(rpc.TabletServiceServicer):
             res = pb.ListOffsetsBucketResultPb(bucket_id=bucket_id, error=OK)
             try:
                 tb = TableBucket(request.table_id, bucket_id, request.partition_id)
-                res.offset = self.m.list_offset(tb, request.offset_type, request.timestamp, request.follower_id)
+                res.offset = await self.m.list_offset(tb, request.offset_type, request.timestamp, request.follower_id)
             except Exception as e:  # noqa: BLE001
                 res.error.CopyFrom(error_info(e))
             out.append(res)
@@ -174,6 +174,16 @@ class TabletServicer(rpc.TabletServiceServicer):
                 res.error.CopyFrom(error_info(e))
             out.append(res)
         return pb.GetTableStatsResponse(buckets=out)
+
+    async def DescribeLog(self, request, context):
+        out = []
+        for b in request.buckets:
+            try:
+                out.append(await self.m.describe_log(TableBucket(request.table_id, b.bucket_id, b.partition_id)))
+            except Exception as e:  # noqa: BLE001
+                out.append(pb.DescribeLogBucketPb(partition_id=b.partition_id, bucket_id=b.bucket_id,
+                                                  error=error_info(e)))
+        return pb.DescribeLogResponse(error=OK, buckets=out)
 
     async def OffsetForLeaderEpoch(self, request, context):
         try:

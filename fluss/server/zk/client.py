@@ -33,6 +33,7 @@ from fluss.server.zk.data import (
     LakeSnapshotRecord,
     LeaderAndIsr,
     PartitionRegistration,
+    RemoteLogManifestRecord,
     ResourceAcls,
     TableRegistration,
     TabletServerRegistration,
@@ -452,6 +453,21 @@ class ZooKeeperClient:
         except NoNodeError:
             return None
         return decode(KvSnapshotRecord, data)
+
+    def set_remote_log_manifest(self, table_id: int, partition_id: int, bucket: int,
+                                record: RemoteLogManifestRecord) -> None:
+        path = paths.remote_log_manifest(table_id, partition_id, bucket)
+        try:
+            self._zk.set(path, encode(record))
+        except NoNodeError:
+            self._zk.create(path, encode(record))
+
+    def get_remote_log_manifest(self, table_id: int, partition_id: int, bucket: int) -> RemoteLogManifestRecord | None:
+        try:
+            data, _ = self._zk.get(paths.remote_log_manifest(table_id, partition_id, bucket))
+        except NoNodeError:
+            return None
+        return decode(RemoteLogManifestRecord, data)
 
     def set_leader_and_isr(self, table_id: int, partition_id: int, bucket: int, value: LeaderAndIsr,
                            expected_version: int = -1) -> int:

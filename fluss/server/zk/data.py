@@ -111,6 +111,19 @@ class LakeSnapshotRecord:
 
 
 @dataclass
+class RemoteLogManifestRecord:
+    """A bucket's committed remote log: its manifest file (in remote storage) and the offsets it covers."""
+
+    manifest_path: str
+    remote_log_start_offset: int  # -1: no segment (every one expired)
+    remote_log_end_offset: int  # where the next upload continues
+    remote_log_size: int
+    segment_count: int
+    leader_epoch: int
+    commit_time: int
+
+
+@dataclass
 class Assignment:
     """Replica assignment of a table (or a partition): bucket -> server ids, the first one the preferred leader."""
 

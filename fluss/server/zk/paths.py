@@ -15,6 +15,7 @@ describes each node and the JSON stored in it.
     /tabletservers/tables/{table_id}              replica assignment {bucket: [server ids]}
     /tabletservers/tables/{table_id}/buckets/{b}/leader_isr     {leader, leader_epoch, isr, coordinator_epoch, bucket_epoch}
     /tabletservers/tables/{table_id}/buckets/{b}/kv_snapshot    the latest completed KV snapshot of the bucket
+    /tabletservers/tables/{table_id}/buckets/{b}/remote_log_manifest   the committed remote (tiered) log manifest
     /tabletservers/tables/{table_id}/lake_snapshot   the latest lake snapshot: {snapshot_id, buckets: [...]}
     /tabletservers/partitions/{partition_id}      replica assignment of a partition {table_id, buckets}
     /tabletservers/partitions/{partition_id}/buckets/{b}/leader_isr
@@ -106,3 +107,7 @@ def acl_type(resource_type: str) -> str:
 
 def acl(resource_type: str, name: str) -> str:
     return f"{acl_type(resource_type)}/{name}"
+
+
+def remote_log_manifest(table_id: int, partition_id: int, bucket: int) -> str:
+    return f"{bucket_dir(table_id, partition_id, bucket)}/remote_log_manifest"

@@ -100,6 +100,15 @@ public final class FlussOptions {
                     .defaultValue(Duration.ofMillis(500))
                     .withFallbackKeys("client.scanner.log.fetch.wait-max-time-ms");
 
+    /** Remote (tiered) log segments: how many a reader keeps downloaded ahead (on disk at most). */
+    public static final ConfigOption<Integer> CLIENT_SCANNER_REMOTE_LOG_PREFETCH_NUM =
+            ConfigOptions.key("client.scanner.remote-log.prefetch-num").intType().defaultValue(4);
+    public static final ConfigOption<Integer> CLIENT_REMOTE_FILE_DOWNLOAD_THREAD_NUM =
+            ConfigOptions.key("client.remote-file.download-thread-num").intType().defaultValue(3);
+    /** Where downloaded remote segments are kept while read (unset: the JVM's temp dir + /fluss). */
+    public static final ConfigOption<String> CLIENT_SCANNER_IO_TMPDIR =
+            ConfigOptions.key("client.scanner.io.tmpdir").stringType().noDefaultValue();
+
     /** Drop DELETE (and UPDATE_BEFORE) rows instead of applying them. */
     public static final ConfigOption<Boolean> SINK_IGNORE_DELETE = ConfigOptions.key("sink.ignore-delete")
             .booleanType().defaultValue(false);

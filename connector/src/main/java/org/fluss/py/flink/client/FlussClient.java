@@ -8,6 +8,8 @@ import io.grpc.StatusRuntimeException;
 import org.fluss.py.rpc.AdminServiceGrpc;
 import org.fluss.py.rpc.BucketMetadataPb;
 import org.fluss.py.rpc.ErrorInfo;
+import org.fluss.py.rpc.GetFileSystemSecurityTokenRequest;
+import org.fluss.py.rpc.GetFileSystemSecurityTokenResponse;
 import org.fluss.py.rpc.GetMetadataRequest;
 import org.fluss.py.rpc.GetMetadataResponse;
 import org.fluss.py.rpc.GetTableInfoRequest;
@@ -17,6 +19,7 @@ import org.fluss.py.rpc.GetTableStatsResponse;
 import org.fluss.py.rpc.ListOffsetsRequest;
 import org.fluss.py.rpc.ListOffsetsResponse;
 import org.fluss.py.rpc.ListOffsetsBucketResultPb;
+import org.fluss.py.rpc.KeyValuePb;
 import org.fluss.py.rpc.PartitionMetadataPb;
 import org.fluss.py.rpc.ServerNodePb;
 import org.fluss.py.rpc.TableInfoPb;
@@ -335,6 +338,41 @@ public final class FlussClient implements AutoCloseable {
     public TabletServiceGrpc.TabletServiceFutureStub tabletAsync(int serverId) {
         return TabletServiceGrpc.newFutureStub(tabletChannel(serverId)).withDeadlineAfter(timeoutMs,
                 TimeUnit.MILLISECONDS);
+    }
+
+    /**
+     * The options to read {@code remote.data.dir} directly (remote log segments): the coordinator's
+     * GetFileSystemSecurityToken answer as Fluss's {@code s3.*} keys.
+     */
+    public Map<String, String> fileSystemOptions() {
+        GetFileSystemSecurityTokenResponse r = adminCall(s -> s.getFileSystemSecurityToken(
+                GetFileSystemSecurityTokenRequest.getDefaultInstance()), "GetFileSystemSecurityToken");
+        if (r.getError().getCode() != 0) {
+            throw new FlussRpcException(r.getError().getCode(), "GetFileSystemSecurityToken: "
+                    + r.getError().getMessage());
+        }
+        Map<String, String> out = new HashMap<>();
+        for (KeyValuePb kv : r.getAdditionInfoList()) {
+            out.put(kv.getKey(), kv.getValue());
+        }
+        if (!r.getToken().isEmpty()) {
+            try {
+                com.fasterxml.jackson.databind.JsonNode token = new com.fasterxml.jackson.databind.ObjectMapper()
+                        .readTree(r.getToken().toByteArray());
+                String[][] keys = {{"access_key", "s3.access-key"}, {"secret_key", "s3.secret-key"},
+                                   {"session_token", "s3.session-token"}};
+                for (String[] k : keys) {
+                    String v = token.path(k[0]).asText("");
+                    if (!v.isEmpty()) {
+                        out.put(k[1], v);
+                    }
+                }
+            } catch (java.io.IOException e) {
+                throw new FlussRpcException(FlussRpcException.NETWORK_EXCEPTION,
+                        "Unreadable file system token: " + e.getMessage());
+            }
+        }
+        return out;
     }
 
     public TableInfoPb tableInfo(TablePath path) {

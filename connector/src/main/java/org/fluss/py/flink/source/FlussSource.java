@@ -15,6 +15,7 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.runtime.typeutils.InternalTypeInfo;
 import org.apache.flink.table.types.logical.RowType;
 import org.fluss.py.flink.client.TablePath;
+import org.fluss.py.flink.remote.RemoteLogSettings;
 
 /**
  * FLIP-27 source of a Fluss table: one split per bucket (per partition), offsets in checkpoints, bounded in
@@ -35,6 +36,7 @@ public class FlussSource<T> implements Source<T, FlussSplit, FlussEnumState>, Re
     private final int fetchWaitMs;
     private final FlussRecordEmitter.Converter<T> converter;
     private final TypeInformation<T> producedType;
+    private RemoteLogSettings remoteLog = RemoteLogSettings.DEFAULT;
 
     /** A source of Flink's internal rows (what the SQL connector uses). */
     public static FlussSource<RowData> ofRowData(ConnectionConfig connection, TablePath path, ReadSpec spec,
@@ -59,6 +61,12 @@ public class FlussSource<T> implements Source<T, FlussSplit, FlussEnumState>, Re
         this.fetchWaitMs = fetchWaitMs;
     }
 
+    /** How remote (tiered) log segments are read ({@code client.scanner.remote-log.*}). */
+    public FlussSource<T> withRemoteLog(RemoteLogSettings settings) {
+        this.remoteLog = settings;
+        return this;
+    }
+
     @Override
     public Boundedness getBoundedness() {
         return bounded ? Boundedness.BOUNDED : Boundedness.CONTINUOUS_UNBOUNDED;
@@ -66,8 +74,9 @@ public class FlussSource<T> implements Source<T, FlussSplit, FlussEnumState>, Re
 
     @Override
     public SourceReader<T, FlussSplit> createReader(SourceReaderContext context) {
+        RemoteLogSettings remote = remoteLog;
         return new FlussSourceReader<>(() -> new FlussSplitReader(connection, path, spec,
-                fetchMaxBytes, fetchWaitMs), converter, new Configuration(), context);
+                fetchMaxBytes, fetchWaitMs, remote), converter, new Configuration(), context);
     }
 
     @Override

@@ -20,6 +20,8 @@ import org.fluss.py.flink.lake.LakeRows;
 import org.fluss.py.flink.lake.LakeTableReader;
 import org.fluss.py.flink.record.EvolvingBatchReader;
 import org.fluss.py.flink.record.LogBatch;
+import org.fluss.py.flink.remote.RemoteLogReader;
+import org.fluss.py.flink.remote.RemoteLogSettings;
 import org.fluss.py.rpc.FetchBucketPb;
 import org.fluss.py.rpc.FetchBucketResultPb;
 import org.fluss.py.rpc.FetchLogRequest;
@@ -52,6 +54,10 @@ import java.util.concurrent.ExecutionException;
  *
  * <p>A pushed-down LIMIT ({@link ReadSpec#limit}) finishes every split of this reader once that many rows were
  * handed out.
+ *
+ * <p>A fetch below the leader's local log start is answered with remote log segments (the tiered log): the split
+ * reads them from remote storage itself ({@link RemoteLogReader}), decoding all columns and projecting here, and
+ * goes back to the leader after the last one, so reading continues from the remote into the local log.
  */
 public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSplit> {
     /** Lake rows handed out per split per fetch: a round stays short, so checkpoint barriers get through. */
@@ -68,6 +74,9 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
     private EvolvingBatchReader reader; // batches of any schema id (ALTER TABLE ADD); created once the log format is known
     private boolean rowLog; // table.log.format is INDEXED or COMPACTED: batches come as Arrow, projected here
     private EvolvingBatchReader snapshotReader; // every column (ScanKv has no projection)
+    private EvolvingBatchReader remoteBatchReader; // every column (remote segments hold the stored batches)
+    private final RemoteLogSettings remoteSettings;
+    private RemoteLogReader remote; // created at the first remote answer
     private LakeTableReader lakeTable; // opened for the first lake part
     private final Map<String, Active> active = new LinkedHashMap<>();
     private final List<String> finishedEarly = new ArrayList<>();
@@ -123,6 +132,12 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
 
     public FlussSplitReader(ConnectionConfig connection, TablePath path, ReadSpec spec, int fetchMaxBytes,
                             int fetchWaitMs) {
+        this(connection, path, spec, fetchMaxBytes, fetchWaitMs, RemoteLogSettings.DEFAULT);
+    }
+
+    public FlussSplitReader(ConnectionConfig connection, TablePath path, ReadSpec spec, int fetchMaxBytes,
+                            int fetchWaitMs, RemoteLogSettings remoteSettings) {
+        this.remoteSettings = remoteSettings;
         this.path = path;
         this.spec = spec;
         this.projection = spec.projection;
@@ -179,6 +194,9 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
     private void finishIfDone(Active a, RecordsBySplits.Builder<FlussRecord> out) throws IOException {
         if (a.done()) {
             a.closeLake();
+            if (remote != null) {
+                remote.drop(a.split.splitId());
+            }
             out.addFinishedSplit(a.split.splitId());
             active.remove(a.split.splitId());
         }
@@ -214,6 +232,17 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             return out.build(); // emit the snapshot / lake rows before the first log fetch
         }
         reader(); // the log format decides how to fetch
+        boolean gotRemote = false;
+        for (Active a : new ArrayList<>(active.values())) {
+            if (remote != null && remote.has(a.split.splitId()) && a.needsLog() && !limitReached()) {
+                gotRemote |= readRemote(a, gotRemote ? 0 : fetchWaitMs, out);
+                finishIfDone(a, out);
+            }
+        }
+        if (limitReached()) {
+            finishAll(out);
+            return out.build();
+        }
         // group by leader
         Map<Integer, List<Active>> byLeader = new HashMap<>();
         boolean missingLeader = false;
@@ -221,6 +250,9 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             if (!a.needsLog()) {
                 missingLeader = true; // its ScanKv failed this round (retried next round), or its lake part waits
                 continue;
+            }
+            if (remote != null && remote.has(a.split.splitId())) {
+                continue; // read from remote storage above
             }
             int leader;
             try {
@@ -300,6 +332,12 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
                         throw new IOException(new FlussRpcException(code, "Fetching " + path + " " + tb + " at offset "
                                 + a.nextOffset + ": " + b.getError().getMessage()));
                     }
+                    if (b.hasRemoteLogFetchInfo()) { // below the local log: read these segments from remote storage
+                        remoteReader().add(a.split.splitId(), b.getRemoteLogFetchInfo());
+                        gotData |= readRemote(a, fetchWaitMs, out);
+                        finishIfDone(a, out);
+                        continue;
+                    }
                     gotData |= consume(a, b.getRecords().toByteArray(), out);
                     finishIfDone(a, out);
                 }
@@ -308,13 +346,56 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         if (limitReached()) {
             finishAll(out);
         }
-        if (!gotData && (missingLeader || calls.isEmpty())) {
+        if (!gotData && !gotRemote && (missingLeader || calls.isEmpty())) {
             FlussClient.sleep(100);
         }
         return out.build();
     }
 
+    private RemoteLogReader remoteReader() {
+        if (remote == null) {
+            remote = new RemoteLogReader(remoteSettings, client::fileSystemOptions);
+        }
+        return remote;
+    }
+
+    /** One chunk of the split's current remote segment (waiting up to {@code waitMs} for its download). */
+    private boolean readRemote(Active a, long waitMs, RecordsBySplits.Builder<FlussRecord> out) throws IOException {
+        RemoteLogReader.Chunk chunk;
+        try {
+            chunk = remote.read(a.split.splitId(), waitMs);
+        } catch (IOException e) {
+            throw new IOException("Reading the remote log of " + path + " " + a.split.bucket + ": " + e.getMessage(), e);
+        }
+        if (chunk == null) {
+            return false;
+        }
+        if (rowLog) { // stored INDEXED / COMPACTED batches: only the tablet server re-encodes them as Arrow
+            throw new IOException("Reading the remote log of " + path + " " + a.split.bucket + ": its log format is "
+                    + "a row format (table.log.format INDEXED or COMPACTED); this connector reads remote segments of "
+                    + "ARROW logs only (the Python client reads both)");
+        }
+        if (remoteBatchReader == null) { // remote segments hold the stored, unprojected batches of any schema id
+            remoteBatchReader = new EvolvingBatchReader(spec.tableType, null, () -> client.tableInfo(path), allocator);
+        }
+        boolean any = consume(a, chunk.data(), out, remoteBatchReader, fetchProjection);
+        if (chunk.segmentEnd() >= 0 && !a.done()) {
+            long end = a.split.isBounded() ? Math.min(chunk.segmentEnd(), a.split.stoppingOffset) : chunk.segmentEnd();
+            a.nextOffset = Math.max(a.nextOffset, end);
+        }
+        return any;
+    }
+
     private boolean consume(Active a, byte[] records, RecordsBySplits.Builder<FlussRecord> out) {
+        return consume(a, records, out, reader(), rowLog ? fetchProjection : null);
+    }
+
+    /**
+     * Rows of the batches from the split's offset on, decoded by {@code batchReader} (batches of any schema id);
+     * {@code project} (or null) applies the fetch projection the tablet server did not.
+     */
+    private boolean consume(Active a, byte[] records, RecordsBySplits.Builder<FlussRecord> out,
+                            EvolvingBatchReader batchReader, int[] project) {
         if (records.length == 0) {
             return false;
         }
@@ -327,9 +408,9 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             }
             batch.ensureValid();
             int first = (int) Math.max(0, a.nextOffset - batch.baseOffset);
-            List<RowData> rows = reader().read(batch, first);
-            if (rowLog && fetchProjection != null) {
-                rows.replaceAll(row -> ReadSpec.project(row, fetchProjection));
+            List<RowData> rows = batchReader.read(batch, first);
+            if (project != null) {
+                rows.replaceAll(row -> ReadSpec.project(row, project));
             }
             byte[] changeTypes = batch.changeTypes();
             long offset = batch.baseOffset + first;
@@ -524,8 +605,14 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             }
         } finally {
             client.close(); // first: its threads must not outlive the job, whatever fails below
+            if (remote != null) {
+                remote.close();
+            }
             if (reader != null) {
                 reader.close();
+            }
+            if (remoteBatchReader != null) {
+                remoteBatchReader.close();
             }
             if (snapshotReader != null) {
                 snapshotReader.close();

@@ -17,6 +17,7 @@ import org.apache.flink.table.connector.source.lookup.LookupOptions;
 import org.apache.flink.table.connector.source.lookup.cache.DefaultLookupCache;
 import org.apache.flink.table.connector.source.lookup.cache.LookupCache;
 import org.fluss.py.flink.FlussOptions;
+import org.fluss.py.flink.remote.RemoteLogSettings;
 import org.fluss.py.flink.catalog.FlinkConversions;
 import org.fluss.py.flink.client.TablePath;
 import org.fluss.py.flink.sink.SinkSettings;
@@ -65,6 +66,8 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
                 FlussOptions.CLIENT_WRITER_BUCKET_NO_KEY_ASSIGNER, FlussOptions.CLIENT_WRITER_DYNAMIC_CREATE_PARTITION,
                 FlussOptions.SINK_BATCH_ROWS, FlussOptions.CLIENT_SCANNER_FETCH_MAX_BYTES,
                 FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MAX_TIME, FlussOptions.SINK_IGNORE_DELETE, FlussOptions.LOOKUP_ASYNC,
+                FlussOptions.CLIENT_SCANNER_REMOTE_LOG_PREFETCH_NUM, FlussOptions.CLIENT_REMOTE_FILE_DOWNLOAD_THREAD_NUM,
+                FlussOptions.CLIENT_SCANNER_IO_TMPDIR,
                 LookupOptions.CACHE_TYPE, LookupOptions.MAX_RETRIES, LookupOptions.PARTIAL_CACHE_MAX_ROWS,
                 LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_ACCESS, LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_WRITE,
                 LookupOptions.PARTIAL_CACHE_CACHE_MISSING_KEY, FlussOptions.CLIENT_SECURITY_PROTOCOL,
@@ -170,7 +173,10 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
                 streaming,
                 options.get(FlussOptions.SCAN_PARTITION_DISCOVERY_INTERVAL).toMillis(),
                 (int) Math.min(Integer.MAX_VALUE, options.get(FlussOptions.CLIENT_SCANNER_FETCH_MAX_BYTES).getBytes()),
-                (int) options.get(FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MAX_TIME).toMillis(), lookup, null);
+                (int) options.get(FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MAX_TIME).toMillis(), lookup, null)
+                .withRemoteLog(new RemoteLogSettings(options.get(FlussOptions.CLIENT_SCANNER_REMOTE_LOG_PREFETCH_NUM),
+                        options.get(FlussOptions.CLIENT_REMOTE_FILE_DOWNLOAD_THREAD_NUM),
+                        options.get(FlussOptions.CLIENT_SCANNER_IO_TMPDIR)));
     }
 
     @Override

@@ -29,6 +29,7 @@ import org.apache.flink.table.connector.source.lookup.cache.LookupCache;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.RowType;
 import org.fluss.py.flink.client.TablePath;
+import org.fluss.py.flink.remote.RemoteLogSettings;
 import org.fluss.py.flink.lookup.FlussAsyncLookupFunction;
 import org.fluss.py.flink.lookup.FlussLookupFunction;
 import org.fluss.py.flink.lookup.Lookuper;
@@ -98,6 +99,7 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
     private PartitionFilter partitionFilter; // pushed-down filters on partition keys (null = all partitions)
     private long limit; // pushed-down LIMIT (batch; 0 = none)
     private boolean countOnly; // pushed-down COUNT(*) (batch, log tables)
+    private RemoteLogSettings remoteLog = RemoteLogSettings.DEFAULT;
 
     FlussTableSource(ConnectionConfig connection, TablePath path, RowType rowType, List<String> partitionKeys,
                      int[] primaryKey, boolean changelog, boolean binlog, boolean lakeOnly, StartupMode startup,
@@ -119,6 +121,12 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
         this.fetchWaitMs = fetchWaitMs;
         this.lookup = lookup;
         this.projection = projection;
+    }
+
+    /** How remote (tiered) log segments are read ({@code client.scanner.remote-log.*} options). */
+    FlussTableSource withRemoteLog(RemoteLogSettings settings) {
+        this.remoteLog = settings;
+        return this;
     }
 
     private boolean hasPrimaryKey() {
@@ -254,7 +262,7 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
         StartupMode mode = changelog && startup.kind == StartupMode.Kind.FULL ? StartupMode.earliest() : startup;
         ReadSpec spec = readSpec().withLimit(limit).withPartitionFilter(partitionFilter);
         return SourceProvider.of(FlussSource.ofRowData(connection, path, spec, mode, !streaming || lakeOnly,
-                partitionKeys.isEmpty() ? 0 : discoveryIntervalMs, fetchMaxBytes, fetchWaitMs));
+                partitionKeys.isEmpty() ? 0 : discoveryIntervalMs, fetchMaxBytes, fetchWaitMs).withRemoteLog(remoteLog));
     }
 
     /** Batch only: each reader stops after {@code limit} rows (the planner keeps its LIMIT on top). */
@@ -343,6 +351,7 @@ public class FlussTableSource implements ScanTableSource, LookupTableSource, Sup
         copy.partitionFilter = partitionFilter;
         copy.limit = limit;
         copy.countOnly = countOnly;
+        copy.remoteLog = remoteLog;
         return copy;
     }
 
