@@ -16,7 +16,9 @@ fetch offset in the first segment) instead of records. The scanner hands them to
 * A downloaded file must have the size its descriptor gives, and every batch read from it is CRC-checked; a
   missing file, a short file or a corrupt batch fails the read with ``LOG_STORAGE_EXCEPTION`` naming the segment
   (never skipped data). Batches are read in chunks, from the first segment's start position on, and the scanner
-  projects and decodes them as it does fetched batches, dropping records below its offset.
+  projects them as the leader would (:func:`project_as_the_leader`, ARROW logs) and decodes them through its
+  ``SchemaReader`` as it does fetched batches (any schema id, any log format), dropping records below its
+  offset.
 * When a bucket's remote segments are read, its offset is the last segment's end and the next fetch goes to the
   leader again: more remote segments, or the local log, so reading continues seamlessly into local data.
 
@@ -44,7 +46,8 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.fs import filesystem
 from fluss.fs import remote_log_layout as layout
 from fluss.metadata import TableBucket
-from fluss.record.log_batch import HEADER_SIZE, LogBatch, iter_batches, read_header
+from fluss.record.log_batch import HEADER_SIZE, LogBatch, iter_batches, project_batch, read_header
+from fluss.record.schema_evolution import SchemaHistory
 
 log = logging.getLogger(__name__)
 
@@ -261,6 +264,15 @@ class RemoteLogReader:
     def close(self) -> None:
         for tb in list(self._buckets):
             self.drop(tb)
+
+
+def project_as_the_leader(batches: list[LogBatch], history: SchemaHistory, projection: list[int]) -> list[LogBatch]:
+    """Remote batches of an ARROW log projected for ``projection`` (indexes into the latest schema) as the tablet
+    server projects a fetch: each keeps the projected columns its own schema id holds (column 0 alone when none),
+    so the scanner's ``SchemaReader`` decodes them like fetched batches. ``history`` must know every batch's id."""
+    return [next(iter_batches(project_batch(b, history.schema_of(b.schema_id),
+                                            history.body_columns(b.schema_id, projection))))
+            for b in batches]
 
 
 def _unlink_result(f: Future) -> None:

@@ -32,7 +32,7 @@ from fluss.client.schema_reader import SchemaReader
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import EARLIEST_OFFSET, LATEST_OFFSET, TableBucket, TableInfo
 from fluss.record.change_type import ChangeType
-from fluss.record.log_batch import LogBatch, iter_batches, project_batch
+from fluss.record.log_batch import LogBatch, iter_batches
 from fluss.record.log_format import ARROW, log_format_of
 from fluss.row_convert import batch_to_pylist
 from fluss.rpc.errors import to_error
@@ -534,13 +534,11 @@ class LogScanner:
                 self._offsets[tb] = max(now, end)
 
     def _project(self, batches: list[LogBatch]) -> list[LogBatch]:
-        """The tablet server's projection (ARROW logs), applied to batches read from remote storage: each batch
-        keeps the projected columns its own schema id holds, as the leader would have sent it, so the scanner's
-        SchemaReader decodes it like a fetched one (row-format logs and unprojected reads go to it unchanged)."""
-        history, projection = self._reader.history, self._server_projection
-        return [next(iter_batches(project_batch(b, history.schema_of(b.schema_id),
-                                                history.body_columns(b.schema_id, projection))))
-                for b in batches]
+        """The tablet server's projection (ARROW logs), applied to batches read from remote storage, so the
+        SchemaReader decodes them like fetched ones (row-format logs and unprojected reads go to it unchanged)."""
+        from fluss.client.remote_log import project_as_the_leader
+
+        return project_as_the_leader(batches, self._reader.history, self._server_projection)
 
     async def _fetch_from(self, addr: str, tbs: list[TableBucket], wait_ms: int) -> None:
         req = pb.FetchLogRequest(follower_id=-1, max_bytes=self._fetch_max_bytes, min_bytes=self._min_bytes,

@@ -622,3 +622,37 @@ def test_the_tiered_log_options_are_declared_implemented_and_checked():
     with pytest.raises(FlussError) as e:
         ServerConfig({**base, "remote.log-manager.thread-pool-size": "0"}).check()
     assert "'remote.log-manager.thread-pool-size'" in e.value.message
+
+
+@pytest.mark.parametrize("log_format", ["ARROW", "INDEXED", "COMPACTED"])
+def test_remote_batches_of_older_schema_ids_decode_as_the_readers_columns(log_format):
+    """What the scanner does with remote batches (stored as written: any schema id, the table's log format): an
+    ARROW batch projected as the leader would (project_as_the_leader), a row-format one whole, then the scanner's
+    SchemaReader gives the reader's columns, null where a batch's schema id lacks them."""
+    from fluss.client.remote_log import project_as_the_leader
+    from fluss.client.schema_reader import SchemaReader
+    from fluss.metadata import Schema, TableDescriptor, TableInfo
+
+    full = pa.schema([("v", pa.int64()), ("s", pa.string()), ("note", pa.string())])
+    info = TableInfo(TablePath("db", "t"), 7, 2, TableDescriptor(Schema(full), bucket_count=1,
+                                                                   properties={"table.log.format": log_format}),
+                     0, 0, schema_column_counts=[2, 3])
+    old = pa.record_batch([pa.array([1, 2], pa.int64()), pa.array(["a", "b"])], schema=SCHEMA)
+    new = pa.record_batch([pa.array([3], pa.int64()), pa.array(["c"]), pa.array(["n3"])], schema=full)
+    stored = [next(iter_batches(build_batch(old, schema_id=1, compression=0, log_format=log_format))),
+              next(iter_batches(build_batch(new, schema_id=2, compression=0, base_offset=2, log_format=log_format)))]
+    projection = [2, 0]  # note, v
+    if log_format == "ARROW":
+        server_projection = projection
+        reader = SchemaReader(info, server_projection, columns=projection)
+        batches = project_as_the_leader(stored, reader.history, server_projection)
+        assert [b.schema_id for b in batches] == [1, 2] and batches[0].size_in_bytes < stored[0].size_in_bytes
+    else:  # row formats: decoded whole, projected on the client
+        reader = SchemaReader(info, None, columns=projection)
+        batches = stored
+    got = pa.Table.from_batches([reader.read(b) for b in batches])
+    assert got.column_names == ["note", "v"]
+    assert got.to_pydict() == {"note": [None, None, "n3"], "v": [1, 2, 3]}
+    whole = SchemaReader(info, None)  # no projection: every column of the latest schema
+    assert pa.Table.from_batches([whole.read(b) for b in stored]).to_pydict() == {
+        "v": [1, 2, 3], "s": ["a", "b", "c"], "note": [None, None, "n3"]}
