@@ -81,7 +81,6 @@ class Replica:
         self.validator = self._validator_of(table)
         self.log = LogTablet.open(directory, self.log_config, self.name)
         self.tiered_local_segments = LOG_TIERED_LOCAL_SEGMENTS.value_of(props, str(table.table_path))
-        self.local_ttl_ms = local_log_ttl_ms(props, str(table.table_path))
         self.local_ttl_ms = local_log_ttl_ms(props, str(table.table_path))  # copied segments; -1: no TTL cleanup
         # Offsets below this are committed in remote storage (and covered by the latest committed KV snapshot of a
         # primary-key table): local segments below it may be deleted. The leader computes it (remote/manager.py);
