@@ -51,7 +51,7 @@ demo: setup
 
 test: setup
 	cd connector && mvn -q -B -Dstyle.color=never test
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q --durations=40 tests
 
 # The long checks kept out of `make test` (marked `long`: 1,000-bucket metrics, ...); `make test` runs a smaller
 # version of each.
