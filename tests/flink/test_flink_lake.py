@@ -176,7 +176,7 @@ async def test_streaming_read_switches_from_the_lake_to_the_log_exactly_once(
 
 
 async def test_partitioned_log_table_is_read_per_partition_from_the_lake_and_the_log(
-        batch_env, lake_catalog, flink_lake_conn, flink_lake_db):
+        batch_env, stream_env, lake_catalog, flink_lake_conn, flink_lake_db):
     path = TablePath(flink_lake_db, "visits")
     info = await create(flink_lake_conn, path, VIEWS, buckets=2, partition_keys=["day"], **{"bucket.key": "id"})
 
@@ -196,6 +196,30 @@ async def test_partitioned_log_table_is_read_per_partition_from_the_lake_and_the
     assert rows(batch_env, f"SELECT COUNT(*) FROM {t} WHERE `day` >= '2026-01-02'") == [(55,)]
     lake = f"`{lake_catalog}`.`{flink_lake_db}`.`visits$lake`"
     assert sorted(rows(batch_env, f"SELECT id, `day` FROM {lake}")) == expected[:70]
+
+    # a partition dropped from Fluss (as auto-partitioning expires one) stays readable from the lake: its tiered
+    # rows (40..69), not the ten that were only in its log
+    await flink_lake_conn.get_admin().drop_partition(path, {"day": "2026-01-02"})
+    after_drop = [r for r in expected if not 70 <= r[0] < 80]
+    assert sorted(rows(batch_env, f"SELECT id, `day` FROM {t}")) == after_drop
+    assert sorted(rows(batch_env, f"SELECT id FROM {t} WHERE `day` = '2026-01-02'")) == [(i,) for i in range(40, 70)]
+    assert rows(batch_env, f"SELECT COUNT(*) FROM {t}") == [(85,)]
+    assert rows(batch_env, f"SELECT COUNT(*) FROM {t} WHERE `day` < '2026-01-03'") == [(70,)]
+    assert sorted(rows(batch_env, f"SELECT id, `day` FROM {lake}")) == expected[:70]
+    assert sorted(rows(batch_env, f"SELECT id FROM {lake} WHERE `day` = '2026-01-02'")) == [(i,) for i in range(40, 70)]
+
+    # streaming: the dropped partition's lake rows once, then the live partitions' logs as they grow
+    result, job, watchdog = stream_rows(stream_env, f"SELECT id, `day` FROM {t}")
+    try:
+        with result.collect() as it:
+            first = [tuple(next(it)) for _ in range(85)]
+            await append(flink_lake_conn, path, visits(range(95, 100), "2026-01-03"))
+            later = [tuple(next(it)) for _ in range(5)]
+    finally:
+        watchdog.cancel()
+        job.cancel()
+    assert sorted(first) == after_drop
+    assert sorted(later) == [(i, "2026-01-03") for i in range(95, 100)]
 
 
 # ---------------------------------------------------------------- primary-key tables

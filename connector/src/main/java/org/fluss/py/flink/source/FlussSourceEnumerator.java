@@ -41,7 +41,8 @@ import java.util.Set;
  * and its log from the snapshot's offset of the bucket (bounded: up to the latest offset at start). Buckets
  * the snapshot does not have (and partitions created later) are read as without a lake. When the log no longer
  * has the snapshot's offset (TTL), a log table reads from the log start (the records between were never tiered:
- * a gap, logged) and a primary-key bucket falls back to its KV snapshot. {@code t$lake} gets only the lake parts.
+ * a gap, logged) and a primary-key bucket falls back to its KV snapshot. Partitions the lake holds that Fluss
+ * dropped (expired) are read from the lake alone. {@code t$lake} gets only the lake parts.
  */
 public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussEnumState> {
     private static final Logger LOG = LoggerFactory.getLogger(FlussSourceEnumerator.class);
@@ -107,6 +108,7 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
         // buckets discovered after the first round (new partitions) start at their beginning
         boolean fromBeginning = initialDiscoveryDone;
         Map<TableBucket, String> fresh = new HashMap<>();
+        Set<String> livePartitions = new HashSet<>();
         if (!partitioned) {
             for (int b = 0; b < numBuckets; b++) {
                 TableBucket tb = new TableBucket(tableId, TableBucket.NO_PARTITION, b);
@@ -120,6 +122,7 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
             FlussRpcException.check(r.getError(), "Partitions of " + path);
             List<String> keys = info.getDescriptorPb().getPartitionKeysList();
             for (PartitionInfoPb p : r.getPartitionsList()) {
+                livePartitions.add(p.getPartitionName());
                 if (spec.partitionFilter != null
                         && !spec.partitionFilter.test(PartitionFilter.spec(p.getPartitionName(), keys))) {
                     continue;
@@ -132,7 +135,9 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
                 }
             }
         }
-        if (fresh.isEmpty()) {
+        boolean lakeRound = !fromBeginning && spec.lake != ReadSpec.LakeMode.NONE
+                && (spec.lake == ReadSpec.LakeMode.LAKE_ONLY || LakeConfig.isLakeEnabled(info));
+        if (fresh.isEmpty() && !(lakeRound && partitioned)) { // a partitioned lake may hold dropped partitions
             return new ArrayList<>();
         }
         List<TableBucket> buckets = new ArrayList<>(fresh.keySet());
@@ -143,18 +148,17 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
                     pids.add(tb.partitionId);
                 }
             }
-            client.updateMetadata(null, pids);
+            if (!pids.isEmpty()) {
+                client.updateMetadata(null, pids);
+            }
         } else {
             client.updateMetadata(path, null);
         }
         List<FlussSplit> splits = new ArrayList<>();
-        if (!fromBeginning && spec.lake != ReadSpec.LakeMode.NONE) {
-            boolean lakeEnabled = LakeConfig.isLakeEnabled(info);
-            if (spec.lake == ReadSpec.LakeMode.LAKE_ONLY || lakeEnabled) {
-                splits.addAll(lakeSplits(info, fresh, buckets, partitioned));
-                if (spec.lake == ReadSpec.LakeMode.LAKE_ONLY) {
-                    return splits;
-                }
+        if (lakeRound) {
+            splits.addAll(lakeSplits(info, fresh, buckets, partitioned, livePartitions));
+            if (spec.lake == ReadSpec.LakeMode.LAKE_ONLY) {
+                return splits;
             }
         }
         if (buckets.isEmpty()) {
@@ -195,7 +199,7 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
      * {@code buckets}); none before the first tiering. {@code fresh} maps a bucket to its partition name.
      */
     private List<FlussSplit> lakeSplits(TableInfoPb info, Map<TableBucket, String> fresh, List<TableBucket> buckets,
-                                        boolean partitioned) {
+                                        boolean partitioned, Set<String> livePartitions) {
         LakeSnapshot snapshot = LakeSnapshot.latest(client, path);
         if (snapshot == null) {
             LOG.info("Fluss table {}: no lake snapshot yet, reading the log only", path);
@@ -247,7 +251,43 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
             splits.add(new FlussSplit(tb, partition, from, to, lake, 0L));
             buckets.remove(tb);
         }
+        if (partitioned) {
+            splits.addAll(droppedPartitionSplits(info, planned, livePartitions));
+        }
         LOG.info("Fluss table {}: lake snapshot {} covers {} of the buckets", path, snapshot.snapshotId, inLake.size());
+        return splits;
+    }
+
+    /**
+     * The lake parts of partitions the lake holds but Fluss no longer has (dropped, e.g. expired by
+     * auto-partitioning): lake-only splits, done when their lake rows are. Their buckets get partition ids of
+     * their own below {@link TableBucket#NO_PARTITION} (no Fluss partition has one), numbered in name order.
+     */
+    private List<FlussSplit> droppedPartitionSplits(TableInfoPb info, Map<PaimonLake.LakeBucket, List<byte[]>> planned,
+                                                    Set<String> livePartitions) {
+        List<String> keys = info.getDescriptorPb().getPartitionKeysList();
+        List<String> dropped = new ArrayList<>();
+        for (PaimonLake.LakeBucket lb : planned.keySet()) {
+            String name = lb.partitionName();
+            if (name != null && !livePartitions.contains(name) && !dropped.contains(name)
+                    && (spec.partitionFilter == null || spec.partitionFilter.test(PartitionFilter.spec(name, keys)))) {
+                dropped.add(name);
+            }
+        }
+        Collections.sort(dropped);
+        List<FlussSplit> splits = new ArrayList<>();
+        for (Map.Entry<PaimonLake.LakeBucket, List<byte[]>> e : planned.entrySet()) {
+            int index = dropped.indexOf(e.getKey().partitionName());
+            if (index >= 0 && !e.getValue().isEmpty()) {
+                TableBucket tb = new TableBucket(info.getTableId(), TableBucket.NO_PARTITION - 1 - index,
+                        e.getKey().bucket());
+                splits.add(new FlussSplit(tb, e.getKey().partitionName(), 0L, 0L, e.getValue(), 0L));
+            }
+        }
+        if (!dropped.isEmpty()) {
+            LOG.info("Fluss table {}: partitions {} are only in the lake (dropped from Fluss): read from the lake",
+                    path, dropped);
+        }
         return splits;
     }
 

@@ -23,8 +23,10 @@ import org.fluss.py.rpc.TableInfoPb;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * {@code SELECT COUNT(*)} in batch mode without reading rows: one input split whose single row is a sum over the
@@ -33,7 +35,8 @@ import java.util.Map;
  * watermark - log start}: exactly what a batch scan would read. A lake-enabled log table in {@code full} mode
  * with a lake snapshot counts like Union Read: the snapshot's rows of those buckets (Paimon's row counts from the
  * manifests; the rows are read only when Paimon cannot tell) plus, per bucket, the log after the snapshot's offset.
- * A primary-key table's KV stores hold all of its keys, so its lake copy is not counted.
+ * A primary-key table's KV stores hold all of its keys, so its lake copy is not counted. Union Read counts
+ * the lake rows of partitions Fluss dropped (they are read from the lake alone), for both kinds of table.
  */
 public final class RowCountInputFormat extends GenericInputFormat<RowData> {
     private static final long serialVersionUID = 1L;
@@ -79,17 +82,9 @@ public final class RowCountInputFormat extends GenericInputFormat<RowData> {
 
     private long count(FlussClient client) throws IOException {
         TableInfoPb info = client.tableInfo(path);
-        Map<TableBucket, String> buckets = buckets(client, info);
-        if (buckets.isEmpty()) {
-            return 0L;
-        }
+        Set<String> livePartitions = new HashSet<>();
+        Map<TableBucket, String> buckets = buckets(client, info, livePartitions);
         List<TableBucket> list = new ArrayList<>(buckets.keySet());
-        if (info.getDescriptorPb().getSchema().getPrimaryKeysCount() > 0) {
-            // the KV store of each bucket counts its keys (all of them: the lake holds a copy, never more)
-            return client.rowCounts(path, list).values().stream().mapToLong(Long::longValue).sum();
-        }
-        Map<TableBucket, Long> earliest = client.listOffsets(path, list, FlussClient.OFFSET_EARLIEST, 0L);
-        Map<TableBucket, Long> latest = client.listOffsets(path, list, FlussClient.OFFSET_LATEST, 0L);
         LakeSnapshot snapshot = unionRead && LakeConfig.isLakeEnabled(info) ? LakeSnapshot.latest(client, path) : null;
         Map<PaimonLake.LakeBucket, List<byte[]>> lake = null;
         LakeTableReader table = null;
@@ -104,6 +99,25 @@ public final class RowCountInputFormat extends GenericInputFormat<RowData> {
         RowType firstColumn = ReadSpec.project(FlinkConversions.rowType(info), new int[] {0});
         boolean partitioned = info.getDescriptorPb().getPartitionKeysCount() > 0;
         long count = 0;
+        if (lake != null && partitioned) { // partitions only the lake holds (dropped from Fluss) are read from it
+            List<String> keys = info.getDescriptorPb().getPartitionKeysList();
+            for (Map.Entry<PaimonLake.LakeBucket, List<byte[]>> e : lake.entrySet()) {
+                String name = e.getKey().partitionName();
+                if (!livePartitions.contains(name) && (partitionFilter == null
+                        || partitionFilter.test(PartitionFilter.spec(name, keys)))) {
+                    count += table.rowCount(e.getValue(), firstColumn);
+                }
+            }
+        }
+        if (list.isEmpty()) {
+            return count;
+        }
+        if (info.getDescriptorPb().getSchema().getPrimaryKeysCount() > 0) {
+            // the KV store of each bucket counts its keys (all of them: the lake holds a copy, never more)
+            return count + client.rowCounts(path, list).values().stream().mapToLong(Long::longValue).sum();
+        }
+        Map<TableBucket, Long> earliest = client.listOffsets(path, list, FlussClient.OFFSET_EARLIEST, 0L);
+        Map<TableBucket, Long> latest = client.listOffsets(path, list, FlussClient.OFFSET_LATEST, 0L);
         for (TableBucket tb : list) {
             long from = earliest.get(tb);
             Long lakeOffset = snapshot == null ? null : snapshot.offset(tb.partitionId, tb.bucket);
@@ -118,7 +132,8 @@ public final class RowCountInputFormat extends GenericInputFormat<RowData> {
         return count;
     }
 
-    private Map<TableBucket, String> buckets(FlussClient client, TableInfoPb info) {
+    /** The buckets to count (of the partitions the filter keeps); adds every live partition's name to {@code live}. */
+    private Map<TableBucket, String> buckets(FlussClient client, TableInfoPb info, Set<String> live) {
         int numBuckets = info.getDescriptorPb().getBucketCount();
         Map<TableBucket, String> out = new HashMap<>();
         List<String> keys = info.getDescriptorPb().getPartitionKeysList();
@@ -134,6 +149,7 @@ public final class RowCountInputFormat extends GenericInputFormat<RowData> {
         FlussRpcException.check(r.getError(), "Partitions of " + path);
         List<Long> pids = new ArrayList<>();
         for (PartitionInfoPb p : r.getPartitionsList()) {
+            live.add(p.getPartitionName());
             if (partitionFilter != null && !partitionFilter.test(PartitionFilter.spec(p.getPartitionName(), keys))) {
                 continue;
             }
