@@ -112,7 +112,8 @@ AUTO_PARTITION_KEY = Option("table.auto-partition.key", _S, None, "The time part
 AUTO_PARTITION_TIME_UNIT = Option("table.auto-partition.time-unit", _ENUM, "DAY", "Granularity of automatic "
                                   "partitions.", values=("HOUR", "DAY", "MONTH", "QUARTER", "YEAR"))
 AUTO_PARTITION_TIME_FORMAT = Option("table.auto-partition.time-format", _S, None, "Pattern of automatic partition "
-                                    "names (default from the time unit).", implemented=False, planned=LATER)
+                                    "values, Java DateTimeFormatter letters (e.g. yyyy-MM-dd; default from the time "
+                                    "unit).")
 AUTO_PARTITION_NUM_PRECREATE = Option("table.auto-partition.num-precreate", _I, "2", "Partitions created ahead, "
                                       "the current one included (0 with several partition keys).", min=0,
                                       alterable=True)

@@ -143,6 +143,49 @@ def _check(partition_keys, props, creating=True):
                                 schema.row_schema, "db.t", creating)
 
 
+@pytest.mark.parametrize("unit, pattern, expected", [
+    ("DAY", "yyyy-MM-dd", ["2024-12-30", "2024-12-31", "2025-01-01"]),
+    ("DAY", "dd.MM.yyyy", ["30.12.2024", "31.12.2024", "01.01.2025"]),
+    ("DAY", "yy_M_d", ["24_12_30", "24_12_31", "25_1_1"]),
+    ("HOUR", "yyyy-MM-dd'T'HH", ["2024-12-30T22", "2024-12-30T23", "2024-12-31T00"]),
+    ("MONTH", "yyyy-MM", ["2024-12", "2025-01", "2025-02"]),
+    ("QUARTER", "yyyy'q'Q", ["2024q4", "2025q1", "2025q2"]),
+    ("YEAR", "'y'yyyy", ["y2024", "y2025", "y2026"]),
+])
+def test_a_time_format_names_partitions_and_retention_reads_the_names_back(unit, pattern, expected):
+    """``table.auto-partition.time-format``: values in the pattern; retention compares the times the names stand
+    for (``dd.MM.yyyy`` does not sort as text), and names the pattern does not read are kept."""
+    props = {"table.auto-partition.time-unit": unit, "table.auto-partition.time-format": pattern,
+             "table.auto-partition.num-precreate": "3", "table.auto-partition.num-retention": "1"}
+    now = _at(2024, 12, 30, 22, 30)
+    plan = AutoPartitionPlanner(Clock(now)).plan(_strategy(**props), {})
+    assert [spec["dt"] for spec in plan.create] == expected and plan.drop == []
+    # one unit later (the first one is the retained past unit), two units later (the first one expires)
+    created = {v: {"dt": v} for v in expected} | {"archive": {"dt": "archive"}, "2024": {"dt": "2024"}}
+    next_unit, unit_after = {"HOUR": ((2024, 12, 30, 23, 30), (2024, 12, 31, 0, 30)),
+                             "DAY": ((2024, 12, 31, 12), (2025, 1, 1, 12)),
+                             "MONTH": ((2025, 1, 15), (2025, 2, 15)), "QUARTER": ((2025, 2, 15), (2025, 5, 15)),
+                             "YEAR": ((2025, 6, 1), (2026, 6, 1))}[unit]
+    assert AutoPartitionPlanner(Clock(_at(*next_unit))).plan(_strategy(**props), created).drop == []
+    assert AutoPartitionPlanner(Clock(_at(*unit_after))).plan(_strategy(**props), created).drop == [expected[0]]
+
+
+@pytest.mark.parametrize("unit, pattern, words", [
+    ("DAY", "yyyy-MM", "must have each field of the time unit DAY once (year, month, day)"),
+    ("DAY", "yyyy-MM-dd-HH", "and no other"),
+    ("MONTH", "yyyy-MM-MM", "must have each field of the time unit MONTH once"),
+    ("DAY", "yyyy/MM/dd", "not valid"),
+    ("DAY", "yyyy-MMM-dd", "'MMM' is not a supported pattern field"),
+    ("DAY", "yyyyMMdd'T", "unclosed quote"),
+    ("DAY", "EEE yyyyMMdd", "'EEE' is not a supported pattern field"),
+    ("YEAR", "yyy", "'y' may appear as yy or yyyy"),
+])
+def test_bad_time_formats_are_refused_naming_the_problem(unit, pattern, words):
+    with pytest.raises(FlussError) as e:
+        _check(["dt"], {"table.auto-partition.time-unit": unit, "table.auto-partition.time-format": pattern})
+    assert words in e.value.message and "db.t" in e.value.message and pattern in e.value.message
+
+
 @pytest.mark.parametrize("keys, props, words", [
     ([], {}, "needs a partitioned table"),
     (["dt", "region"], {}, "'table.auto-partition.key'"),

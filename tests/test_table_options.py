@@ -32,8 +32,7 @@ def test_misspelled_table_option_is_refused_naming_it_and_the_closest_key():
 
 
 def test_documented_but_unimplemented_option_is_refused_as_not_supported_yet():
-    for key, value in (("table.auto-partition.time-format", "yyyy-MM-dd"),
-                       ("table.kv.row.ttl", "1h"), ("table.datalake.historical-partition.enabled", "true")):
+    for key, value in (("table.kv.row.ttl", "1h"), ("table.datalake.historical-partition.enabled", "true")):
         message = _refused({key: value})
         assert f"'{key}'" in message and "not supported yet" in message
 

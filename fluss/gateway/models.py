@@ -9,7 +9,7 @@ them.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -112,6 +112,36 @@ class CreateTableBody(BaseModel):
     configs: dict[str, str] = Field(default_factory=dict, description="Fluss table properties (table.*).")
     custom_properties: dict[str, str] = Field(default_factory=dict)
     validate_only: bool = Field(False, description="Build and validate the definition without creating it.")
+
+
+class AddColumnChange(BaseModel):
+    model_config = _STRICT
+    kind: Literal["add_column"]
+    name: str = Field(min_length=1)
+    data_type: DataTypeBody | str = Field(description="A type object, or Fluss's type text such as 'INT'.")
+    comment: str | None = None
+
+
+class SetConfigChange(BaseModel):
+    model_config = _STRICT
+    kind: Literal["set_config"]
+    key: str = Field(min_length=1, description="A Fluss table option (table.*) or a custom property.")
+    value: str
+
+
+class ResetConfigChange(BaseModel):
+    model_config = _STRICT
+    kind: Literal["reset_config"]
+    key: str = Field(min_length=1, description="Removes the explicitly configured value.")
+
+
+class AlterTableBody(BaseModel):
+    """Body of ``PATCH .../tables/{table}``: changes applied together (one schema id for the added columns)."""
+
+    model_config = _STRICT
+    changes: list[Annotated[AddColumnChange | SetConfigChange | ResetConfigChange, Field(discriminator="kind")]] = \
+        Field(min_length=1, description="An added column must be nullable: existing rows have no value for it. "
+                                        "Keys under 'table.' are Fluss table options, others custom properties.")
 
 
 class ColumnResponse(BaseModel):

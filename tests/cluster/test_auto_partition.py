@@ -100,3 +100,25 @@ async def test_auto_partition_options_are_checked_at_create_table(admin, databas
     assert e.value.error_code == ErrorCode.INVALID_CONFIG_EXCEPTION
     assert "'table.auto-partition.key'" in e.value.message
     assert not await admin.table_exists(TablePath(database, "bad"))
+
+
+async def test_a_time_format_names_the_partitions_and_retention_reads_them(admin, database):
+    """``table.auto-partition.time-format``: partitions created ahead in the pattern; an expired one in the
+    pattern (day-first, so its text sorts after today's) is dropped; a bad pattern refuses the table."""
+    path = TablePath(database, "formatted")
+    days = [(dt.datetime.now(dt.UTC) + dt.timedelta(days=k)).strftime("%d.%m.%Y") for k in range(2)]
+    await admin.create_table(path, TableDescriptor(Schema(EVENTS), partition_keys=["dt"], bucket_count=1, properties={
+        "table.auto-partition.enabled": "true", "table.auto-partition.time-format": "dd.MM.yyyy",
+        "table.auto-partition.time-zone": "UTC", "table.auto-partition.num-precreate": "2"}))
+    assert set(days) <= set(await _names(admin, path))
+    await admin.create_partition(path, {"dt": "31.12.2020"})
+    await _eventually(lambda: _names(admin, path), sorted(
+        (dt.datetime.now(dt.UTC) + dt.timedelta(days=k)).strftime("%d.%m.%Y") for k in range(2)), "expired dropped")
+
+    with pytest.raises(FlussError) as e:
+        await admin.create_table(TablePath(database, "badly_formatted"), TableDescriptor(
+            Schema(EVENTS), partition_keys=["dt"], properties={"table.auto-partition.enabled": "true",
+                                                                "table.auto-partition.time-format": "yyyy-MM"}))
+    assert e.value.error_code == ErrorCode.INVALID_CONFIG_EXCEPTION
+    assert "'table.auto-partition.time-format' = 'yyyy-MM'" in e.value.message and "DAY" in e.value.message
+    assert not await admin.table_exists(TablePath(database, "badly_formatted"))

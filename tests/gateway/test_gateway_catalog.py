@@ -139,3 +139,44 @@ async def test_credentials_are_passed_to_the_cluster_not_faked(gw):
     assert r.json()["error"]["code"] == "unauthenticated" and "is PLAINTEXT" in r.json()["error"]["message"]
     r = await gw.get(f"{BASE}/databases", headers={"authorization": "Bearer abc"})
     assert r.status_code == 401 and "not supported" in r.json()["error"]["message"]
+
+
+async def test_alter_table_sets_resets_options_and_adds_columns(gw, gw_db):
+    """PATCH of a table (FIP-49's alterTable): config changes and an added column, each visible in the next GET;
+    bad changes are 400 naming the problem and change nothing."""
+    await create_table(gw, gw_db, {**ORDERS, "table_name": "altered"})
+    url = table_url(gw_db, "altered")
+    r = await gw.patch(url, json={"changes": [
+        {"kind": "set_config", "key": "table.log.ttl", "value": "2d"},
+        {"kind": "set_config", "key": "table.datalake.freshness", "value": "1min"},
+        {"kind": "set_config", "key": "owner", "value": "team-a"}]})
+    assert r.status_code == 204, r.text
+    table = (await gw.get(url)).json()
+    assert table["configs"]["table.log.ttl"] == "2d" and table["configs"]["table.datalake.freshness"] == "1min"
+    assert table["custom_properties"]["owner"] == "team-a"
+    schema_id = table["schema_id"]
+
+    r = await gw.patch(url, json={"changes": [
+        {"kind": "add_column", "name": "note", "data_type": {"type": "STRING"}, "comment": "free text"},
+        {"kind": "add_column", "name": "tags", "data_type": "ARRAY<STRING>"},
+        {"kind": "reset_config", "key": "table.datalake.freshness"}]})
+    assert r.status_code == 204, r.text
+    table = (await gw.get(url)).json()
+    assert "table.datalake.freshness" not in table["configs"]
+    assert [c["name"] for c in table["columns"]][-2:] == ["note", "tags"]
+    assert table["columns"][-2]["comment"] == "free text" and table["columns"][-2]["nullable"]
+    assert table["schema_id"] == schema_id + 1
+
+    for changes, words in (
+            ([{"kind": "set_config", "key": "table.replication.factor", "value": "2"}], "table.replication.factor"),
+            ([{"kind": "reset_config", "key": "table.log.arrow.compression.type"}], "cannot be changed"),
+            ([{"kind": "add_column", "name": "n", "data_type": "INT NOT NULL"}], "n"),
+            ([{"kind": "add_column", "name": "id", "data_type": "INT"}], "id"),
+            ([{"kind": "drop_column", "name": "note"}], "drop_column"),
+            ([], "changes")):
+        r = await gw.patch(url, json={"changes": changes})
+        assert r.status_code == 400, (changes, r.text)
+        assert r.json()["error"]["code"] == "invalid_argument" and words in r.json()["error"]["message"], r.text
+    assert (await gw.get(url)).json()["schema_id"] == schema_id + 1
+    r = await gw.patch(table_url(gw_db, "missing"), json={"changes": [{"kind": "reset_config", "key": "owner"}]})
+    assert r.status_code == 404 and r.json()["error"]["code"] == "table_not_found"

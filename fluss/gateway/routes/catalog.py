@@ -1,7 +1,7 @@
 """Metadata and DDL: databases, tables, partitions (FIP-49 paths), plus offsets, row counts and lake snapshots.
 
 Lists are sorted by name and paged by keyset (``max_results``, ``page_token`` -> ``next_page_token``). A create
-answers 201 with a ``Location`` header; a drop answers 204. Every DDL through this gateway drops the table's
+answers 201 with a ``Location`` header; a drop and an alter (``PATCH`` of a table) answer 204. Every DDL through this gateway drops the table's
 cached metadata, so the next request sees the change.
 """
 
@@ -15,6 +15,8 @@ import fluss
 from fluss.errors import ErrorCode, FlussError
 from fluss.gateway.errors import DATABASE_NOT_EMPTY, GatewayError, from_fluss, invalid
 from fluss.gateway.models import (
+    AddColumnChange,
+    AlterTableBody,
     CreateDatabaseBody,
     CreatePartitionBody,
     CreateTableBody,
@@ -24,6 +26,7 @@ from fluss.gateway.models import (
     OffsetsResponse,
     PartitionResponse,
     PartitionsResponse,
+    SetConfigChange,
     StatsResponse,
     TableResponse,
     TablesResponse,
@@ -39,8 +42,9 @@ from fluss.gateway.routes.common import (
     path_of,
     respond,
 )
-from fluss.gateway.schema_json import descriptor_from_json, table_to_json
+from fluss.gateway.schema_json import descriptor_from_json, table_to_json, type_from_json
 from fluss.key.partition import name_to_spec, partition_spec_to_name
+from fluss.types import parse_type
 
 router = APIRouter(prefix="/v1/clusters/{cluster}", responses=ERRORS)
 
@@ -153,6 +157,36 @@ async def drop_table(request: Request, cluster: str, database: str, table: str) 
     await fluss_call((await cc.admin()).drop_table(path, ignore_if_not_exists=False))
     await cc.forget(path)
     return Response(status_code=204)
+
+
+@router.patch("/databases/{database}/tables/{table}", status_code=204, tags=["ddl"], operation_id="alterTable",
+              openapi_extra=body_doc(AlterTableBody),
+              summary="Alters a table: add_column (nullable, appended), set_config / reset_config of alterable "
+                      "options and custom properties; 204, GET the table to see it.")
+async def alter_table(request: Request, cluster: str, database: str, table: str) -> Response:
+    body = await body_model(request, AlterTableBody)
+    changes = [_table_change(c) for c in body.changes]
+    cc = clients(request, cluster)
+    path = path_of(database, table)
+    await fluss_call((await cc.admin()).alter_table(path, changes, ignore_if_not_exists=False))
+    await cc.forget(path)
+    return Response(status_code=204)
+
+
+def _table_change(change: object) -> fluss.TableChange:
+    """The admin's change of one body change; a bad column type is 400 naming the column."""
+    if isinstance(change, AddColumnChange):
+        if isinstance(change.data_type, str):  # as written: a NOT NULL in it is refused by the coordinator
+            try:
+                data_type = parse_type(change.data_type)
+            except FlussError as e:
+                raise invalid(f"column '{change.name}': {e.message}") from None
+        else:
+            data_type = type_from_json(change.data_type, True, change.name)
+        return fluss.TableChange.add_column(change.name, str(data_type), change.comment)
+    if isinstance(change, SetConfigChange):
+        return fluss.TableChange.set(change.key, change.value)
+    return fluss.TableChange.reset(change.key)
 
 
 # ----------------------------------------------------------------------------------------------- partitions

@@ -6,7 +6,8 @@ A table with ``table.auto-partition.enabled = true`` has a *time key*: its only 
 
     HOUR yyyyMMddHH (2024091922)   DAY yyyyMMdd (20240919)   MONTH yyyyMM (202409)   QUARTER yyyyQ (20243)   YEAR yyyy
 
-in ``table.auto-partition.time-zone`` (default: the coordinator's local time zone). At each check
+or by the pattern ``table.auto-partition.time-format`` gives (``yyyy-MM-dd``; see
+:mod:`fluss.server.coordinator.partition_time_format`), in ``table.auto-partition.time-zone`` (default: the coordinator's local time zone). At each check
 (``auto-partition.check.interval`` on the coordinator, and at once when such a table is created or its
 ``num-precreate`` / ``num-retention`` is altered) the coordinator:
 
@@ -14,12 +15,10 @@ in ``table.auto-partition.time-zone`` (default: the coordinator's local time zon
   (only for a single partition key: with several keys the other values are unknown, so ``num-precreate`` must be 0,
   and is set to 0 at CREATE TABLE when not given);
 * drops every partition whose time value is older than the current unit minus ``num-retention`` units. Only values
-  in the unit's own fixed-width digit format are considered: a manually created partition with another value
-  (``archive``) is never dropped by retention.
+  the table's format reads back are considered: a manually created partition with another value (``archive``) is
+  never dropped by retention. "Older" compares the times values stand for, not their text.
 
-Fixed-width digit values order like the times they stand for, so "older" is a string comparison, as in Fluss.
 :class:`AutoPartitionPlanner` takes a clock (``() -> epoch seconds``), so tests can move time at will.
-``table.auto-partition.time-format`` (custom formats) is not implemented.
 """
 
 from __future__ import annotations
@@ -33,33 +32,17 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from fluss.metadata import TableInfo
 from fluss.options import config_error
+from fluss.server.coordinator.partition_time_format import PartitionTimeFormat
 from fluss.table_options import (
     AUTO_PARTITION_ENABLED,
     AUTO_PARTITION_KEY,
     AUTO_PARTITION_NUM_PRECREATE,
     AUTO_PARTITION_NUM_RETENTION,
+    AUTO_PARTITION_TIME_FORMAT,
     AUTO_PARTITION_TIME_UNIT,
     AUTO_PARTITION_TIME_ZONE,
 )
 from fluss.types import STRING_ROOTS, RowSchema
-
-#: Digits of a partition time value per time unit.
-VALUE_DIGITS = {"HOUR": 10, "DAY": 8, "MONTH": 6, "QUARTER": 5, "YEAR": 4}
-
-
-def format_partition_time(moment: dt.datetime, unit: str) -> str:
-    """The partition value of the unit containing ``moment`` (a local, aware datetime)."""
-    if unit == "HOUR":
-        return moment.strftime("%Y%m%d%H")
-    if unit == "DAY":
-        return moment.strftime("%Y%m%d")
-    if unit == "MONTH":
-        return moment.strftime("%Y%m")
-    if unit == "QUARTER":
-        return f"{moment.year:04d}{(moment.month - 1) // 3 + 1}"
-    if unit == "YEAR":
-        return f"{moment.year:04d}"
-    raise ValueError(f"unknown time unit {unit}")
 
 
 def shift(moment: dt.datetime, unit: str, units: int) -> dt.datetime:
@@ -89,6 +72,7 @@ class AutoPartitionStrategy:
     num_retention: int
     time_zone: str | None
     partition_keys: tuple[str, ...]
+    time_format: PartitionTimeFormat
 
     @classmethod
     def of(cls, info: TableInfo) -> AutoPartitionStrategy | None:
@@ -97,15 +81,15 @@ class AutoPartitionStrategy:
         if not info.is_partitioned() or not AUTO_PARTITION_ENABLED.value_of(props):
             return None
         keys = info.get_partition_keys()
+        unit = AUTO_PARTITION_TIME_UNIT.value_of(props)
         return cls(time_key=AUTO_PARTITION_KEY.value_of(props) or keys[0],
-                   time_unit=AUTO_PARTITION_TIME_UNIT.value_of(props),
+                   time_unit=unit,
                    num_precreate=AUTO_PARTITION_NUM_PRECREATE.value_of(props) if len(keys) == 1 or
                    AUTO_PARTITION_NUM_PRECREATE.key in props else 0,
                    num_retention=AUTO_PARTITION_NUM_RETENTION.value_of(props),
-                   time_zone=AUTO_PARTITION_TIME_ZONE.value_of(props), partition_keys=tuple(keys))
-
-    def is_time_value(self, value: str) -> bool:
-        return len(value) == VALUE_DIGITS[self.time_unit] and value.isdigit()
+                   time_zone=AUTO_PARTITION_TIME_ZONE.value_of(props), partition_keys=tuple(keys),
+                   time_format=PartitionTimeFormat.of(unit, AUTO_PARTITION_TIME_FORMAT.value_of(props),
+                                                      f"table '{info.table_path}'"))
 
 
 @dataclass
@@ -129,15 +113,15 @@ class AutoPartitionPlanner:
         if strategy.num_precreate > 0 and len(strategy.partition_keys) == 1:
             names = set(existing)
             for k in range(strategy.num_precreate):
-                value = format_partition_time(shift(now, strategy.time_unit, k), strategy.time_unit)
+                value = strategy.time_format.format(shift(now, strategy.time_unit, k))
                 if value not in names:
                     out.create.append({strategy.time_key: value})
                     names.add(value)
-        oldest_kept = format_partition_time(shift(now, strategy.time_unit, -strategy.num_retention),
-                                            strategy.time_unit)
+        oldest_kept = strategy.time_format.parse(
+            strategy.time_format.format(shift(now, strategy.time_unit, -strategy.num_retention)))
         for name, spec in sorted(existing.items()):
-            value = spec.get(strategy.time_key, "")
-            if strategy.is_time_value(value) and value < oldest_kept:
+            time_value = strategy.time_format.parse(spec.get(strategy.time_key, ""))
+            if time_value is not None and time_value < oldest_kept:
                 out.drop.append(name)
         return out
 
@@ -177,7 +161,8 @@ def check_auto_partition(properties: Mapping[str, str], partition_keys: list[str
         except (ZoneInfoNotFoundError, ValueError):
             raise config_error(f"Unknown time zone '{zone}' in '{AUTO_PARTITION_TIME_ZONE.key}' of {where} "
                                "(an IANA name such as 'UTC' or 'Asia/Shanghai')") from None
-    AUTO_PARTITION_TIME_UNIT.value_of(properties, where)
+    PartitionTimeFormat.of(AUTO_PARTITION_TIME_UNIT.value_of(properties, where),
+                           AUTO_PARTITION_TIME_FORMAT.value_of(properties, where), where)
     AUTO_PARTITION_NUM_RETENTION.value_of(properties, where)
     if len(partition_keys) > 1:
         if AUTO_PARTITION_NUM_PRECREATE.key not in properties:
