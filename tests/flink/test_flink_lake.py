@@ -19,7 +19,7 @@ import pytest
 from lake_helpers import ACCOUNTS, append, create
 from lake_helpers import tier as lake_tier
 
-from fluss import OffsetSpec, TableBucket, TablePath
+from fluss import OffsetSpec, TableBucket, TableChange, TablePath
 from fluss.lake.union_read import read_lake
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -127,6 +127,15 @@ async def test_batch_read_of_a_log_table_is_the_lake_snapshot_plus_the_log_after
     # other startup modes are plain log reads
     latest = rows(batch_env, f"SELECT COUNT(*) FROM {t} /*+ OPTIONS('scan.startup.mode'='latest') */")
     assert latest == [(0,)]
+
+    # ALTER TABLE ADD: lake rows (Paimon files of the older schema) and older log batches read the column as null
+    await flink_lake_conn.get_admin().alter_table(path, [TableChange.add_column("region", pa.string())])
+    writer = (await flink_lake_conn.get_table(path)).new_append().create_writer()
+    writer.append({**events(150, 1).to_pylist()[0], "region": "EU"})
+    await writer.flush()
+    assert sorted(rows(batch_env, f"SELECT id, region FROM {t} WHERE id >= 98")) == \
+        [(i, None) for i in range(98, 150)] + [(150, "EU")]
+    assert sorted(rows(batch_env, f"SELECT id, region FROM {lake} WHERE id < 2")) == [(0, None), (1, None)]
 
 
 async def test_rows_expired_from_the_log_after_tiering_are_read_from_the_lake(
