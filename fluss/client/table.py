@@ -77,9 +77,9 @@ class TableScan:
         require_arrow_log_format(info, "A record-batch log scan")
         return LogScanner(self._table._conn, info, self._projection, False)
 
-    def _changelog_batch_scanner(self) -> LogScanner:
-        """Arrow batches with their change types, also of a primary-key table's changelog (for the tiering job
-        and union reads; ``RecordBatch.change_types`` is this client's addition)."""
+    def create_changelog_batch_scanner(self) -> LogScanner:
+        """Arrow batches with their change types, also of a primary-key table's changelog (the tiering job, union
+        reads and the gateway use it; this client's addition, as is ``RecordBatch.change_types``)."""
         return LogScanner(self._table._conn, self._table.get_table_info(), self._projection, False)
 
     def create_bucket_batch_scanner(self, bucket: TableBucket) -> BatchScanner:

@@ -138,7 +138,7 @@ class ClusterClients:
                 scan = scan.project(list(projection))
             # a primary-key table's changelog comes as Arrow batches with change types (beyond the official API,
             # whose record-batch scanner refuses primary-key tables)
-            scanner = scan._changelog_batch_scanner() if entry.info.has_primary_key() \
+            scanner = scan.create_changelog_batch_scanner() if entry.info.has_primary_key() \
                 else await scan.create_record_batch_log_scanner()
         clean = False
         try:

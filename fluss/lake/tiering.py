@@ -154,7 +154,7 @@ async def _tier(conn, lake: PaimonLake, info: TableInfo, coordinator_snapshot: L
     max_ts = {k: t for k, t in (progress.max_timestamps if progress else {}).items() if k[0] in alive}
     offsets.update(starts)
     table = await conn.get_table(path)
-    scanner = table.new_scan()._changelog_batch_scanner()
+    scanner = table.new_scan().create_changelog_batch_scanner()
     writer = lake.new_writer(info)
     try:
         for k in sorted(gaps):

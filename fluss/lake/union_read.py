@@ -192,7 +192,7 @@ async def read_log_after(conn, info: TableInfo, snapshot: LakeSnapshot | None, *
             start = earliest[key]
         ranges[key] = (start, ends[key])
     table = await conn.get_table(path)
-    scanner = table.new_scan()._changelog_batch_scanner()
+    scanner = table.new_scan().create_changelog_batch_scanner()
     schema = info.row_schema.to_arrow()
 
     async def gone(pending: list) -> set:

@@ -36,7 +36,7 @@ async def read_all(conn, db: str, table: str) -> list[dict]:
     t = await conn.get_table(fluss.TablePath(db, table))
     scan = t.new_scan()
     # a primary-key table's changelog as Arrow (the official record-batch scanner refuses primary-key tables)
-    scanner = scan._changelog_batch_scanner() if t.get_table_info().has_primary_key() \
+    scanner = scan.create_changelog_batch_scanner() if t.get_table_info().has_primary_key() \
         else await scan.create_record_batch_log_scanner()
     for b in range(t.get_table_info().num_buckets):
         scanner.subscribe(b, fluss.EARLIEST_OFFSET)
