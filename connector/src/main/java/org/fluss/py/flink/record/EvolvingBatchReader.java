@@ -23,6 +23,9 @@ import java.util.function.Supplier;
  * {@code P}'s order, column 0 alone when there is none); the reader's columns a body lacks are null, and columns
  * added after the reader was created are dropped. The table info (one GetTableInfo) is fetched when the reader
  * meets its first batch and again when it meets a schema id newer than it knows.
+ *
+ * <p>Bodies in a row format (INDEXED, COMPACTED: remote segments of such a log, which only the tablet server
+ * re-encodes as Arrow) are decoded by {@link RowBodyReader}; they are never projected by the server.
  */
 public final class EvolvingBatchReader implements AutoCloseable {
     private final int[] projection; // the server-side projection (null = none), indexes into the table's columns
@@ -33,6 +36,7 @@ public final class EvolvingBatchReader implements AutoCloseable {
     private final ArrowBatchReader direct; // bodies holding exactly this reader's columns
     private final Map<Integer, ArrowBatchReader> bodies = new HashMap<>(); // by schema id, for other bodies
     private final Map<Integer, int[]> held = new HashMap<>();
+    private final Map<Integer, RowBodyReader> rowBodies = new HashMap<>(); // INDEXED / COMPACTED bodies, by schema id
     private List<Integer> counts; // column count of each schema id, as far as known (null: not fetched yet)
     private RowType latestType;
 
@@ -48,6 +52,9 @@ public final class EvolvingBatchReader implements AutoCloseable {
 
     /** The rows of a batch from row {@code firstRow} on, as this reader's columns. */
     public List<RowData> read(LogBatch.View batch, int firstRow) {
+        if (!batch.arrowBody()) {
+            return rowBodyReader(batch.schemaId).read(batch, firstRow);
+        }
         int[] body = heldBy(batch.schemaId);
         if (body == null || Arrays.equals(body, columns)) {
             return direct.read(batch, firstRow);
@@ -78,12 +85,29 @@ public final class EvolvingBatchReader implements AutoCloseable {
         return out;
     }
 
-    /** The table columns a body of {@code schemaId} holds; null when they are this reader's columns for sure. */
-    private int[] heldBy(int schemaId) {
-        int[] got = held.get(schemaId);
-        if (got != null) {
-            return got;
+    /**
+     * The reader of row bodies (INDEXED, COMPACTED) of a schema id: such a body is never projected by the tablet
+     * server, so it holds the first {@code n_k} columns; they are decoded straight into this reader's columns.
+     */
+    private RowBodyReader rowBodyReader(int schemaId) {
+        RowBodyReader got = rowBodies.get(schemaId);
+        if (got == null) {
+            int n = columnCount(schemaId);
+            int[] target = new int[n];
+            Arrays.fill(target, -1);
+            for (int i = 0; i < columns.length; i++) {
+                if (columns[i] < n) {
+                    target[columns[i]] = i;
+                }
+            }
+            got = new RowBodyReader(project(latestType, range(n)), target, columns.length);
+            rowBodies.put(schemaId, got);
         }
+        return got;
+    }
+
+    /** How many (leading) table columns a body of {@code schemaId} holds. */
+    private int columnCount(int schemaId) {
         if (counts == null || schemaId < 1 || schemaId > counts.size()) {
             refresh();
         }
@@ -91,7 +115,16 @@ public final class EvolvingBatchReader implements AutoCloseable {
             throw new IllegalStateException("Log batch of schema id " + schemaId + ": the table has schema ids 1 to "
                     + counts.size());
         }
-        int n = counts.get(schemaId - 1);
+        return counts.get(schemaId - 1);
+    }
+
+    /** The table columns a body of {@code schemaId} holds; null when they are this reader's columns for sure. */
+    private int[] heldBy(int schemaId) {
+        int[] got = held.get(schemaId);
+        if (got != null) {
+            return got;
+        }
+        int n = columnCount(schemaId);
         if (projection == null) {
             got = range(n);
         } else {

@@ -57,7 +57,9 @@ import java.util.concurrent.ExecutionException;
  *
  * <p>A fetch below the leader's local log start is answered with remote log segments (the tiered log): the split
  * reads them from remote storage itself ({@link RemoteLogReader}), decoding all columns and projecting here, and
- * goes back to the leader after the last one, so reading continues from the remote into the local log.
+ * goes back to the leader after the last one, so reading continues from the remote into the local log. Segments
+ * hold the batches as stored: ARROW bodies, or the rows of an INDEXED / COMPACTED log, which
+ * {@link EvolvingBatchReader} decodes with {@link org.fluss.py.flink.record.RowBodyReader}.
  */
 public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSplit> {
     /** Lake rows handed out per split per fetch: a round stays short, so checkpoint barriers get through. */
@@ -370,15 +372,16 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         if (chunk == null) {
             return false;
         }
-        if (rowLog) { // stored INDEXED / COMPACTED batches: only the tablet server re-encodes them as Arrow
-            throw new IOException("Reading the remote log of " + path + " " + a.split.bucket + ": its log format is "
-                    + "a row format (table.log.format INDEXED or COMPACTED); this connector reads remote segments of "
-                    + "ARROW logs only (the Python client reads both)");
-        }
-        if (remoteBatchReader == null) { // remote segments hold the stored, unprojected batches of any schema id
+        if (remoteBatchReader == null) { // remote segments hold the stored, unprojected batches of any schema id:
+            // ARROW bodies, or INDEXED / COMPACTED rows (decoded here: only FetchLog re-encodes those as Arrow)
             remoteBatchReader = new EvolvingBatchReader(spec.tableType, null, () -> client.tableInfo(path), allocator);
         }
-        boolean any = consume(a, chunk.data(), out, remoteBatchReader, fetchProjection);
+        boolean any;
+        try {
+            any = consume(a, chunk.data(), out, remoteBatchReader, fetchProjection);
+        } catch (IllegalStateException e) {
+            throw new IOException("Reading the remote log of " + path + " " + a.split.bucket + ": " + e.getMessage(), e);
+        }
         if (chunk.segmentEnd() >= 0 && !a.done()) {
             long end = a.split.isBounded() ? Math.min(chunk.segmentEnd(), a.split.stoppingOffset) : chunk.segmentEnd();
             a.nextOffset = Math.max(a.nextOffset, end);
