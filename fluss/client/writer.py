@@ -329,6 +329,8 @@ class Sender:
             q = self.queues[tb]
             batches: list[_PendingBatch] = []
             while q and len(batches) < room and (not batches or size + len(q[0].data) <= self.max_request):
+                if self.idempotent and batches and self._sequence_of(tb, q[0]) != batches[-1].sequence + 1:
+                    break  # one request carries consecutive sequences (the leader refuses a gap inside one)
                 b = q.popleft()
                 if self.idempotent and not b.sequenced:  # sequences are given at first send, in queue order
                     b.sequence = self.next_sequence[tb]
@@ -340,6 +342,10 @@ class Sender:
             taken[tb] = batches
             self.in_flight[tb] += batches
         return taken
+
+    def _sequence_of(self, tb: TableBucket, b: _PendingBatch) -> int:
+        """The sequence ``b`` has, or gets if it is sent now."""
+        return b.sequence if b.sequenced else self.next_sequence[tb]
 
     async def _refresh_and_wake(self, delay: float) -> None:
         """Some buckets have no known leader: refresh the metadata; a bucket still without one past its head

@@ -36,17 +36,20 @@ class ScriptedLeader:
     """Appends a writer's batches in sequence order like a tablet server, answering a gap with
     OUT_OF_ORDER_SEQUENCE at once; ``fail`` maps a value to the errors its batch gets on successive sends."""
 
-    def __init__(self, fail: dict[int, list[int]] | None = None) -> None:
+    def __init__(self, fail: dict[int, list[int]] | None = None, slow: float = 0.0) -> None:
+        self.slow = slow  # the share of requests answered only after a retry's back-off (a loaded server)
         self.fail = {k: list(v) for k, v in (fail or {}).items()}
         self.log: list[int] = []  # first value of each appended batch
         self.last_seq = -1
         self.in_flight = self.max_in_flight = 0
+        self.gapped_requests = 0
 
     async def call(self, addr: str, payload: bytes) -> pb.ProduceLogResponse:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
-            await asyncio.sleep(random.uniform(0, 0.003))  # requests overtake each other
+            # requests overtake each other; a slow one is still in flight when a failed one is sent again
+            await asyncio.sleep(random.uniform(0.3, 0.4) if random.random() < self.slow else random.uniform(0, 0.003))
             req = pb.ProduceLogRequest.FromString(payload)
             out = []
             for b in req.buckets:
@@ -58,6 +61,10 @@ class ScriptedLeader:
 
     def _append(self, records: bytes) -> int:
         batches = list(iter_batches(records, validate=True))
+        sequences = [b.batch_sequence for b in batches]
+        if sequences != list(range(sequences[0], sequences[0] + len(sequences))):
+            self.gapped_requests += 1  # the tablet server refuses a request whose own sequences have a gap
+            return ErrorCode.OUT_OF_ORDER_SEQUENCE_EXCEPTION
         fresh = [b for b in batches if b.batch_sequence > self.last_seq]
         if fresh and fresh[0].batch_sequence != self.last_seq + 1:
             return ErrorCode.OUT_OF_ORDER_SEQUENCE_EXCEPTION
@@ -107,6 +114,19 @@ async def test_pipelined_batches_arrive_in_order_through_retries_and_reordering(
     assert all(p.chunk.done.result() is None for p in pending)
     assert leader.max_in_flight > 1 and not sender.in_flight[TB]
     assert sender.next_sequence[TB] == 20
+
+
+@pytest.mark.parametrize("seed", range(4))  # seed 2 sent 0, 1, 4 in one request before the fix
+async def test_a_request_never_carries_a_gap_in_a_buckets_sequences(seed):
+    """A failed request goes back to the queue while a later one is still in flight: the retry must not carry the
+    failed batches together with new ones past the batches in flight (sequences 0, 1, 4 in one request, which
+    the tablet server refuses as out of order in one request)."""
+    random.seed(seed)
+    leader = ScriptedLeader(fail={v * 10: [ErrorCode.REQUEST_TIME_OUT] for v in range(0, 30, 4)}, slow=0.3)
+    pending, sender = await _run_sender(leader, 30)
+    assert leader.gapped_requests == 0
+    assert leader.log == [i * 10 for i in range(30)]
+    assert all(p.chunk.done.result() is None for p in pending)
 
 
 async def test_a_batch_that_fails_for_good_is_dropped_and_the_later_ones_are_renumbered():
