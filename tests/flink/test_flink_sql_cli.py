@@ -50,6 +50,7 @@ async def test_fluss_sql_runs_a_script_against_the_cluster(batch_env, cluster, c
         await lookuper.aclose()
 
 
+@pytest.mark.long  # Flink's own sql-client.sh: a JVM of its own; make test-long (make test runs `fluss sql` scripts)
 def test_the_wheels_sql_client_runs_a_script_with_the_connector_jar(cluster, connector, tmp_path):
     """Flink's own ``sql-client.sh`` from the PyFlink wheel, ``-j`` the connector jar, against the cluster."""
     import os

@@ -159,13 +159,14 @@ async def test_paimon_readers_with_key_filters_find_every_tiered_key(lake_conn, 
               .num_rows == 0]
     assert len(missed) > 100, "the control: Paimon's pruning misses keys placed by another bucket function"
 
-    # Paimon's Java reader through Flink's Paimon catalog (its own filter pushdown and bucket pruning)
+    # Paimon's Java reader through Flink's Paimon catalog (its own filter pushdown and bucket pruning): a sample of
+    # the keys pypaimon read above (one Flink job with one source per probe; planning costs ~1 s per probe)
     db = lake_db
-    probes = ([(f"{db}.accounts", "id", f"id = {i}") for i in range(0, 200, 5)]
-              + [(f"{db}.by_region", "id", f"region = '{r['region']}' AND id = {r['id']}") for r in region_rows[::4]]
-              + [(f"{db}.clicks", "n", f"`user` = '{user}'") for user in users[::3]]
-              + [(f"{db}.orders", "id", f"`day` = '{d}' AND id = {i}") for d in days for i in range(0, 30, 6)]
-              + [(f"{db}.old_placement", "id", f"id = {i}") for i in range(0, 200, 10)])
+    probes = ([(f"{db}.accounts", "id", f"id = {i}") for i in range(0, 200, 17)]
+              + [(f"{db}.by_region", "id", f"region = '{r['region']}' AND id = {r['id']}") for r in region_rows[::11]]
+              + [(f"{db}.clicks", "n", f"`user` = '{user}'") for user in users[::7]]
+              + [(f"{db}.orders", "id", f"`day` = '{d}' AND id = {i}") for d in days for i in (3, 22)]
+              + [(f"{db}.old_placement", "id", f"id = {i}") for i in range(0, 200, 19)])
     found = point_reads(warehouse, probes)
     for n, (table, _, condition) in enumerate(probes):
         if table.endswith("old_placement"):
@@ -173,7 +174,7 @@ async def test_paimon_readers_with_key_filters_find_every_tiered_key(lake_conn, 
         expected = 3 if table.endswith("clicks") else 1
         assert len(found[n]) == expected, f"Flink's Paimon reader found {found[n]} in {table} WHERE {condition}"
     control = [found[n] for n, p in enumerate(probes) if p[0].endswith("old_placement")]
-    assert sum(1 for f in control if not f) > 5, "the control: Java Paimon misses keys of the old placement"
+    assert sum(1 for f in control if not f) > 2, "the control: Java Paimon misses keys of the old placement"
 
 
 # ---------------------------------------------------------------- a Paimon writer on the same table

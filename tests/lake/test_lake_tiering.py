@@ -340,6 +340,7 @@ async def test_recreating_a_table_whose_lake_table_holds_data_is_refused(lake_co
     assert not await lake_conn.get_admin().table_exists(path)
 
 
+@pytest.mark.long  # a minute or more; make test-long (the continuous job's smoke in make test: test_lake_interop's compaction test)
 async def test_continuous_tiering_job_keeps_the_lake_within_freshness(lake_conn, lake_db, lake_cluster, tmp_path):
     path = TablePath(lake_db, "continuous")
     await create(lake_conn, path, EVENTS, buckets=2, **{"table.datalake.freshness": "1s"})
