@@ -126,7 +126,7 @@ BAD_TABLES = [
     # a table it accepts never fails to open on a tablet server
     ("ok", _descriptor(INT_A, properties={"table.log.tll": "1d"}), ErrorCode.INVALID_CONFIG_EXCEPTION,
      "did you mean 'table.log.ttl'"),
-    ("ok", _descriptor(INT_A, properties={"table.auto-partition.time-format": "yyyy-MM-dd"}),
+    ("ok", _descriptor(INT_A, properties={"table.kv.row.ttl": "1h"}),
      ErrorCode.INVALID_CONFIG_EXCEPTION, "not supported yet"),
     ("ok", _descriptor(INT_A, properties={"table.log.local-ttl": "8d"}), ErrorCode.INVALID_CONFIG_EXCEPTION,
      "longer than 'table.log.ttl' (7d)"),
