@@ -459,19 +459,21 @@ class TableStats:
 
 class ServerNode:
     """A server of the cluster: ``CoordinatorServer`` or ``TabletServer``; ``metrics_port`` is its Prometheus
-    endpoint on ``host`` (0: it exports no metrics; this client's addition). On the servers, ``endpoints`` holds every
-    advertised listener (name -> host:port) so a client gets the one it came through (:meth:`for_listener`)."""
+    endpoint on ``host`` (0: it exports no metrics; this client's addition); ``rack`` is a tablet server's
+    ``tablet-server.rack`` (None: no rack), as Fluss's Java ``ServerNode`` has it. On the servers, ``endpoints`` holds
+    every advertised listener (name -> host:port) so a client gets the one it came through (:meth:`for_listener`)."""
 
-    __slots__ = ("_id", "_host", "_port", "_type", "_metrics_port", "_endpoints")
+    __slots__ = ("_id", "_host", "_port", "_type", "_metrics_port", "_endpoints", "_rack")
 
     def __init__(self, id: int, host: str, port: int, server_type: str,  # noqa: A002 - the official name
-                 metrics_port: int = 0, endpoints: tuple[tuple[str, str], ...] = ()) -> None:
+                 metrics_port: int = 0, endpoints: tuple[tuple[str, str], ...] = (), rack: str | None = None) -> None:
         self._id = id
         self._host = host
         self._port = port
         self._type = server_type
         self._metrics_port = metrics_port
         self._endpoints = tuple(endpoints)
+        self._rack = rack or None
 
     id = property(lambda self: self._id)
     host = property(lambda self: self._host)
@@ -479,16 +481,18 @@ class ServerNode:
     server_type = property(lambda self: self._type)
     metrics_port = property(lambda self: self._metrics_port)
     endpoints = property(lambda self: self._endpoints)
+    rack = property(lambda self: self._rack)
 
     def with_metrics_port(self, metrics_port: int) -> ServerNode:
-        return ServerNode(self._id, self._host, self._port, self._type, metrics_port, self._endpoints)
+        return ServerNode(self._id, self._host, self._port, self._type, metrics_port, self._endpoints, self._rack)
 
     def for_listener(self, listener: str | None) -> ServerNode:
         """This node at its ``listener`` address (itself when it has no such listener)."""
         for name, address in self._endpoints:
             if name == listener:
                 host, _, port = address.rpartition(":")
-                return ServerNode(self._id, host, int(port), self._type, self._metrics_port, self._endpoints)
+                return ServerNode(self._id, host, int(port), self._type, self._metrics_port, self._endpoints,
+                                  self._rack)
         return self
 
     @property
@@ -513,11 +517,11 @@ class ServerNode:
 
     def to_pb(self) -> pb.ServerNodePb:
         return pb.ServerNodePb(id=self._id, host=self._host, port=self._port, server_type=self._type,
-                               metrics_port=self._metrics_port)
+                               metrics_port=self._metrics_port, rack=self._rack or "")
 
     @classmethod
     def from_pb(cls, msg: pb.ServerNodePb) -> ServerNode:
-        return cls(msg.id, msg.host, msg.port, msg.server_type, msg.metrics_port)
+        return cls(msg.id, msg.host, msg.port, msg.server_type, msg.metrics_port, rack=msg.rack or None)
 
 
 class TableBucket:

@@ -1,6 +1,7 @@
 """What ``fluss table list`` and ``fluss table describe`` print: the tables of a cluster, and one table's
 definition with the live state of its buckets (leader, replicas, in-sync replicas, log start and end offsets, and
-the local and remote (tiered) log's offsets and sizes) and its row count, as an operator wants to see them."""
+the local and remote (tiered) log's offsets and sizes) and its row count, as an operator wants to see them;
+:func:`describe_table_json` gives the same as one JSON object for scripts (``fluss table describe --json``)."""
 
 from __future__ import annotations
 
@@ -140,6 +141,36 @@ async def describe_table(conn, path: TablePath) -> str:
     lines.append(f"rows: {(await admin.get_table_stats(path)).row_count}")
     lines.append(_bucket_table(states, info.is_partitioned()))
     return "\n".join(lines)
+
+
+async def describe_table_json(conn, path: TablePath) -> dict:
+    """The table's definition and every bucket's state as a JSON-ready dict (keys documented in
+    docs/cluster-operations.md)."""
+    info = await conn.get_admin().get_table_info(path)
+    return {**table_definition(info), "rows": (await conn.get_admin().get_table_stats(path)).row_count,
+            "buckets": [bucket_json(s) for s in await bucket_states(conn, info)]}
+
+
+def table_definition(info: TableInfo) -> dict:
+    return {"table": str(info.table_path), "table_id": info.table_id, "schema_id": info.schema_id,
+            "kind": "primary_key" if info.has_primary_key() else "log",
+            "columns": [{"name": c.name, "type": str(c.data_type)} for c in info.row_schema.columns],
+            "primary_key": list(info.get_primary_keys()), "partition_keys": list(info.get_partition_keys()),
+            "bucket_count": info.num_buckets, "bucket_keys": list(info.get_bucket_keys()),
+            "properties": dict(sorted(info.get_properties().items()))}
+
+
+def bucket_json(s: BucketState) -> dict:
+    """One bucket: placement (leader -1: none), the offsets a reader sees, and its local and remote log (null when
+    the leader did not answer; remote offsets -1 when nothing is tiered)."""
+    lg = s.log
+    return {"partition": s.partition, "bucket": s.bucket, "leader": s.leader, "replicas": s.replicas, "isr": s.isr,
+            "log_start_offset": s.log_start, "log_end_offset": s.log_end,
+            "local_log": None if lg is None else {"start_offset": lg.local_start, "end_offset": lg.local_end,
+                                                   "high_watermark": lg.high_watermark, "size": lg.local_size,
+                                                   "segments": lg.local_segments},
+            "remote_log": None if lg is None else {"start_offset": lg.remote_start, "end_offset": lg.remote_end,
+                                                    "size": lg.remote_size, "segments": lg.remote_segments}}
 
 
 def _bucket_table(states: list[BucketState], partitioned: bool) -> str:

@@ -7,7 +7,9 @@ and fails naming the process, the cause and its log. A port already in use is re
 State from a cluster whose processes are all gone (a crash, a reboot) is stale: ``start`` clears it itself.
 
 ``status`` prints each process, its pid and whether it is up, plus where the logs are and the default
-replication factor; it exits 0 only when everything is up and registered (1 otherwise, 3 when stale).
+replication factor; it exits 0 only when everything is up and registered (1 otherwise, 3 when stale). With
+``--json`` it prints one JSON object instead: the processes, the registered servers (with their racks) and every
+table's buckets (leader, replicas, ISR, offsets), for scripts (same exit codes).
 
 ``logs`` prints the servers' logs merged by time (``fluss.server.cluster_logs``), filtered by server, level,
 component and text, the last N entries (``--tail``), and follows them (``--follow``).
@@ -48,6 +50,8 @@ def add_parser(sub) -> None:
     c.add_argument("-D", dest="define", action="append", metavar="KEY=VALUE", default=None,
                    help="start: a server option (repeatable; wins over --config)")
     c.add_argument("--timeout", type=float, default=90.0, help="start: seconds to wait for a healthy cluster")
+    c.add_argument("--json", action="store_true",
+                   help="status: one JSON object (processes, servers and racks, every table's buckets)")
     c.add_argument("--server", action="append", default=None,
                    help="logs: only this server (coordinator-0, tablet-server-1; repeatable)")
     c.add_argument("--level", default="DEBUG", help="logs: entries at this level or above")
@@ -64,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "start":
         return _start(directory, args)
     if args.action == "status":
-        return _status(directory)
+        return _status_json(directory) if args.json else _status(directory)
     if args.action == "logs":
         from fluss.server.cluster_logs import show
 
@@ -146,12 +150,14 @@ def _status(directory: Path) -> int:
     processes = _processes(state)
     up = {name: bool(pid and _pid_alive(pid)) for name, _, pid in processes}
     registered = _registered_tablet_servers(state["bootstrap_servers"]) if any(up.values()) else None
+    racks = {f"tablet-server-{t['id']}": t.get("rack") for t in state["tablet_servers"]}
     for name, port, pid in processes:
         flag = "up" if up[name] else "DOWN"
         if up[name] and name.startswith("tablet-server-") and registered is not None:
             sid = int(name.rsplit("-", 1)[1])
             flag = "up" if sid in registered else "up, NOT REGISTERED"
-        print(f"{name:<16} 127.0.0.1:{port}  pid {pid}  {flag}")
+        rack = racks.get(name)
+        print(f"{name:<16} 127.0.0.1:{port}  pid {pid}  {flag}" + (f"  rack {rack}" if rack else ""))
     _print_settings(directory, state.get("server_config", {}), len(state["tablet_servers"]))
     if not any(up.values()):
         print(f"STALE: every process of this cluster is gone; `fluss cluster start --dir {directory}` clears "
@@ -165,6 +171,59 @@ def _status(directory: Path) -> int:
         print("DEGRADED: no coordinator answers")
         return 1
     return 0
+
+
+def _status_json(directory: Path) -> int:
+    from fluss.server.cluster import _pid_alive
+
+    state = _state(directory)
+    if state is None:
+        print(json.dumps({"directory": str(directory), "status": "not_running"}))
+        return 1
+    processes = [{"name": name, "port": port, "pid": pid, "up": bool(pid and _pid_alive(pid))}
+                 for name, port, pid in _processes(state)]
+    out: dict = {"directory": str(directory), "bootstrap_servers": state["bootstrap_servers"],
+                 "processes": processes, "servers": None, "tables": None}
+    if any(p["up"] for p in processes):
+        try:
+            out.update(_live_state(state["bootstrap_servers"]))
+        except Exception as e:  # noqa: BLE001 - reported in the JSON: the processes' state is still worth printing
+            out["error"] = str(e)
+    registered = {s["id"] for s in out["servers"] or [] if s["type"] == "TabletServer"}
+    if not any(p["up"] for p in processes):
+        out["status"], code = "stale", EXIT_STALE
+    elif out["servers"] is None or not all(p["up"] for p in processes) or \
+            any(t["id"] not in registered for t in state["tablet_servers"]):
+        out["status"], code = "degraded", 1
+    else:
+        out["status"], code = "ok", 0
+    print(json.dumps(out, indent=2))
+    return code
+
+
+def _live_state(bootstrap: str) -> dict:
+    """The registered servers and every table's buckets, from the cluster itself."""
+    from fluss.cli.common import run_client
+    from fluss.metadata import TablePath
+    from fluss.table_report import bucket_json, bucket_states, table_names
+
+    out: dict = {}
+
+    async def work(conn) -> int:
+        admin = conn.get_admin()
+        out["servers"] = [{"id": n.id, "type": n.server_type, "host": n.host, "port": n.port, "rack": n.rack}
+                          for n in sorted(await admin.get_server_nodes(), key=lambda n: (n.server_type, n.id))]
+        tables = []
+        for name in await table_names(conn):
+            db, _, table = name.partition(".")
+            info = await admin.get_table_info(TablePath(db, table))
+            tables.append({"table": name, "table_id": info.table_id,
+                           "buckets": [bucket_json(s) for s in await bucket_states(conn, info)]})
+        out["tables"] = tables
+        return 0
+
+    run_client(bootstrap, work)
+    return out
 
 
 def _registered_tablet_servers(bootstrap: str) -> set[int] | None:

@@ -1,7 +1,7 @@
 """``fluss table ...`` and ``fluss database ...``: what Kafka's topic and console tools do, for Fluss tables.
 
     fluss database list | create NAME | drop NAME
-    fluss table list [DATABASE] | describe DB.TABLE
+    fluss table list [DATABASE] | describe DB.TABLE [--json]
     fluss table create DB.TABLE --schema "id BIGINT NOT NULL, name STRING" [--primary-key id] [--buckets 3] ...
     fluss table drop DB.TABLE
     fluss table scan DB.TABLE [--from-beginning] [--partition P] [--columns a,b] [--format table|json|csv]
@@ -48,6 +48,8 @@ def add_parsers(sub) -> None:
     t.add_argument("name", nargs="?", default=None,
                    help="list: a database (default: all); others: DATABASE.TABLE")
     add_bootstrap(t)
+    t.add_argument("--json", action="store_true",
+                   help="describe: one JSON object (definition; per bucket leader, replicas, ISR, offsets)")
     g = t.add_argument_group("create")
     g.add_argument("--schema", default=None, metavar="'COL TYPE [NOT NULL], ...'",
                    help="columns with Fluss/Flink SQL types, e.g. 'id BIGINT NOT NULL, name STRING'")
@@ -122,8 +124,11 @@ async def _list(conn, database: str | None) -> int:
 
 
 async def _describe(conn, path, args) -> int:
-    from fluss.table_report import describe_table
+    from fluss.table_report import describe_table, describe_table_json
 
+    if args.json:
+        print(json.dumps(await describe_table_json(conn, path), indent=2))
+        return 0
     with progress() as bar:  # a big table: every bucket's offsets and sizes are asked for (a spinner on a tty)
         bar.add_task(f"describing {path}", total=None)
         text = await describe_table(conn, path)

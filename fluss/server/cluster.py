@@ -4,6 +4,9 @@ separate processes on loopback ports), for the CLI (``fluss cluster start``), te
     with LocalCluster(tablet_servers=3) as cluster:
         conn = await fluss.FlussConnection.create(fluss.Config({"bootstrap.servers": cluster.bootstrap_servers}))
 
+Racks: ``LocalCluster(racks={0: "r1", 1: "r2", 2: "r3"})`` sets ``tablet-server.rack`` per server id, and
+``add_tablet_server(rack="r1")`` grows a running cluster by one server, returning its id.
+
 A secured cluster: ``LocalCluster(sasl_users={"admin": "admin-secret", "alice": "alice-secret"},
 super_users=["admin"])`` gives every server three listeners - ``FLUSS`` (plaintext, ``.bootstrap_servers``),
 ``CLIENT`` (SASL/PLAIN with those users, ``.sasl_bootstrap_servers``) and ``INTERNAL`` (SASL, for server-to-server
@@ -75,6 +78,7 @@ class LocalCluster:
     coordinators: int = 1
     server_config: dict[str, str] = field(default_factory=dict)
     tablet_server_config: dict[int, dict[str, str]] = field(default_factory=dict)  # per server id, over the rest
+    racks: dict[int, str] = field(default_factory=dict)  # tablet-server.rack of each server id (absent: no rack)
     # Where processes run (the nemesis suite puts each in its own network namespace): the address a process
     # binds ("coordinator"/"tablet-server", index or id), a command prefix for it (e.g. ``ip netns exec ns``), and
     # the address ZooKeeper listens on.
@@ -228,6 +232,15 @@ class LocalCluster:
         self._save_state()
         if wait:
             self.wait_until_ready()
+
+    def add_tablet_server(self, rack: str | None = None, wait: bool = True) -> int:
+        """Starts a new tablet server (the next free id, in ``rack`` if given) and returns its id; it is stopped
+        with the cluster. With ``wait``, returns once the coordinator has registered it."""
+        sid = max(self._tablets, default=-1) + 1
+        if rack is not None:
+            self.racks[sid] = rack
+        self.start_tablet_server(sid, wait=wait)
+        return sid
 
     def kill_coordinator(self, index: int = 0) -> None:
         _kill(self._coordinators[index])
@@ -384,7 +397,9 @@ class LocalCluster:
         p = _Proc(f"tablet-server-{sid}", self.dir / f"tablet-server-{sid}.yaml", port, metrics_port=metrics_port,
                   host=host, kind="tablet-server", index=sid)
         cfg = {**self._base_config(host), **metrics, "tablet-server.id": str(sid), "bind.listeners": self._listeners(p),
-               "data.dir": str(self.dir / f"tablet-server-{sid}" / "data"), **self.tablet_server_config.get(sid, {})}
+               "data.dir": str(self.dir / f"tablet-server-{sid}" / "data"),
+               **({"tablet-server.rack": self.racks[sid]} if sid in self.racks else {}),
+               **self.tablet_server_config.get(sid, {})}
         p.config_path.write_text(yaml.safe_dump(cfg))
         return p
 
@@ -417,8 +432,8 @@ class LocalCluster:
                           "pid": self.zookeeper.process.pid if self.zookeeper and self.zookeeper.process else None},
             "coordinators": [{"name": c.name, "port": c.port, "pid": c.pid, "metrics_port": c.metrics_port}
                              for c in self._coordinators],
-            "tablet_servers": [{"id": s, "port": t.port, "pid": t.pid, "metrics_port": t.metrics_port}
-                               for s, t in self._tablets.items()],
+            "tablet_servers": [{"id": s, "port": t.port, "pid": t.pid, "metrics_port": t.metrics_port,
+                                "rack": self.racks.get(s)} for s, t in self._tablets.items()],
             "bootstrap_servers": self.bootstrap_servers,
             "logs": str(self.dir / "logs"),
             "server_config": dict(self.server_config),

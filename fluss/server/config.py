@@ -34,6 +34,7 @@ ZOOKEEPER_SESSION_TIMEOUT = "zookeeper.client.session-timeout"
 BIND_LISTENERS = "bind.listeners"
 ADVERTISED_LISTENERS = "advertised.listeners"
 TABLET_SERVER_ID = "tablet-server.id"
+TABLET_SERVER_RACK = "tablet-server.rack"
 COORDINATOR_ID = "coordinator.id"
 DATA_DIR = "data.dir"
 REMOTE_DATA_DIR = "remote.data.dir"
@@ -86,6 +87,8 @@ SERVER_OPTIONS = OptionRegistry("server option", [
     Option(INTERNAL_LISTENER_NAME, _S, "FLUSS", "Listener used between servers (replication, coordinator "
            "notifications); with a single listener, that one."),
     Option(TABLET_SERVER_ID, _I, None, "Id of a tablet server (required for tablet servers).", min=0),
+    Option(TABLET_SERVER_RACK, _S, None, "Rack (failure domain) of a tablet server: replicas of a bucket are spread "
+           "over racks. Set it on every tablet server or on none."),
     Option(COORDINATOR_ID, _I, "0", "Id of a coordinator server.", min=0),
     Option(DATA_DIR, _S, "/tmp/fluss-data", "Local directory of a tablet server's logs and KV state."),
     Option(REMOTE_DATA_DIR, _S, "", "fsspec URL of the remote storage (KV snapshots, lake warehouse default)."),
@@ -238,7 +241,19 @@ class ServerConfig:
         reporter_names(self.get(METRICS_REPORTERS))  # an unknown reporter stops the server before it starts
         parse_port_range(self.get(METRICS_PROMETHEUS_PORT) or "9249", METRICS_PROMETHEUS_PORT)
         self.security()
+        self.rack()
         return warnings
+
+    def rack(self) -> str | None:
+        """``tablet-server.rack``: None when unset or blank; at most 128 printable characters."""
+        raw = self.get(TABLET_SERVER_RACK)
+        rack = str(raw).strip() if raw is not None else ""
+        if not rack:
+            return None
+        if len(rack) > 128 or not rack.isprintable():
+            raise FlussError(f"Invalid value {rack!r} for '{TABLET_SERVER_RACK}': a rack name is at most 128 "
+                             "printable characters", ErrorCode.INVALID_CONFIG_EXCEPTION)
+        return rack
 
     def as_dict(self) -> dict[str, str]:
         return {**DEFAULTS, **self._values}

@@ -22,18 +22,20 @@ class TablePathPb(_message.Message):
     def __init__(self, database_name: _Optional[str] = ..., table_name: _Optional[str] = ...) -> None: ...
 
 class ServerNodePb(_message.Message):
-    __slots__ = ("id", "host", "port", "server_type", "metrics_port")
+    __slots__ = ("id", "host", "port", "server_type", "metrics_port", "rack")
     ID_FIELD_NUMBER: _ClassVar[int]
     HOST_FIELD_NUMBER: _ClassVar[int]
     PORT_FIELD_NUMBER: _ClassVar[int]
     SERVER_TYPE_FIELD_NUMBER: _ClassVar[int]
     METRICS_PORT_FIELD_NUMBER: _ClassVar[int]
+    RACK_FIELD_NUMBER: _ClassVar[int]
     id: int
     host: str
     port: int
     server_type: str
     metrics_port: int
-    def __init__(self, id: _Optional[int] = ..., host: _Optional[str] = ..., port: _Optional[int] = ..., server_type: _Optional[str] = ..., metrics_port: _Optional[int] = ...) -> None: ...
+    rack: str
+    def __init__(self, id: _Optional[int] = ..., host: _Optional[str] = ..., port: _Optional[int] = ..., server_type: _Optional[str] = ..., metrics_port: _Optional[int] = ..., rack: _Optional[str] = ...) -> None: ...
 
 class ColumnPb(_message.Message):
     __slots__ = ("name", "data_type", "comment", "has_comment")

@@ -38,7 +38,7 @@ from fluss.server.config import (
     ServerConfig,
 )
 from fluss.server.coordinator.alter import apply_column_changes, apply_option_changes
-from fluss.server.coordinator.assignment import assign_replicas
+from fluss.server.coordinator.assignment import assign_replicas, rack_aware
 from fluss.server.coordinator.auto_partition import AutoPartitionPlanner, AutoPartitionStrategy
 from fluss.server.coordinator.context import (
     CoordinatorContext,
@@ -197,7 +197,7 @@ class CoordinatorEventProcessor:
                         self._load_buckets(info.table_id, preg.partition_id)
             for sid, reg in zk.get_tablet_servers().items():
                 ctx.live_servers[sid] = ServerNode(sid, reg.host, reg.port, "TabletServer", reg.metrics_port,
-                                                   tuple(sorted(reg.endpoints.items())))
+                                                   tuple(sorted(reg.endpoints.items())), reg.rack)
                 ctx.registered_at[sid] = reg.register_time
 
         await self._zk(load)
@@ -351,11 +351,15 @@ class CoordinatorEventProcessor:
         if rf < 1 or rf > live:
             raise FlussError(f"Replication factor {rf} is invalid: it must be between 1 and the number of live "
                              f"tablet servers ({live})", ErrorCode.INVALID_REPLICATION_FACTOR)
+        rack_aware(self._live_racks())  # a mix of servers with and without racks fails before anything is written
         return rf
+
+    def _live_racks(self) -> dict[int, str | None]:
+        return {sid: node.rack for sid, node in self.ctx.live_servers.items()}
 
     def _new_assignment(self, table_id: int, seed: int, buckets: int, rf: int
                         ) -> tuple[Assignment, dict[int, LeaderAndIsr]]:
-        replicas = assign_replicas(buckets, rf, list(self.ctx.live_servers), seed)
+        replicas = assign_replicas(buckets, rf, self._live_racks(), seed)
         leaders = {b: LeaderAndIsr(r[0], 0, list(r), self.ctx.epoch, 0) for b, r in replicas.items()}
         return Assignment(table_id, replicas), leaders
 
@@ -501,7 +505,7 @@ class CoordinatorEventProcessor:
             reg = regs[sid]
             self.ctx.registered_at[sid] = reg.register_time
             await self._on_server_joined(sid, ServerNode(sid, reg.host, reg.port, "TabletServer", reg.metrics_port,
-                                                         tuple(sorted(reg.endpoints.items()))))
+                                                         tuple(sorted(reg.endpoints.items())), reg.rack))
 
     async def _on_server_lost(self, sid: int) -> None:
         node = self.ctx.live_servers.pop(sid, None)

@@ -63,6 +63,7 @@ class TabletServer:
     def __init__(self, config: ServerConfig) -> None:
         self.config = config
         self.server_id = config.get_int(TABLET_SERVER_ID)
+        self.rack = config.rack()
         self.security = ServerSecurity.from_config(config)
         self.host, self.port = config.internal_endpoint()
         self.endpoints = config.advertised_endpoints()
@@ -111,7 +112,7 @@ class TabletServer:
         await self._grpc.start()
         self.server_epoch = await asyncio.to_thread(self.zk.register_tablet_server, self.server_id, self.host,
                                                     self.port, metrics_port=self.metrics_port,
-                                                    endpoints=self.endpoints)
+                                                    endpoints=self.endpoints, rack=self.rack)
         log.info("tablet server %d serving on %s:%d, data in %s (registration epoch %d)", self.server_id, self.host,
                  self.port, self.data_dir, self.server_epoch)
         self._background.append(asyncio.create_task(self._retention_loop()))
@@ -282,7 +283,7 @@ class TabletServer:
         try:
             self.server_epoch = self.zk.register_tablet_server(self.server_id, self.host, self.port,
                                                                metrics_port=self.metrics_port,
-                                                               endpoints=self.endpoints)
+                                                               endpoints=self.endpoints, rack=self.rack)
             log.info("tablet server %d registered again (registration epoch %d)", self.server_id, self.server_epoch)
         except Exception:  # noqa: BLE001 - without a registration this server is useless: stop it
             log.exception("tablet server %d could not register again; exiting", self.server_id)

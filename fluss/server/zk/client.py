@@ -170,11 +170,13 @@ class ZooKeeperClient:
     # ------------------------------------------------------------ servers
 
     def register_tablet_server(self, server_id: int, host: str, port: int, wait_s: float = 30.0,
-                               metrics_port: int = 0, endpoints: dict[str, str] | None = None) -> int:
+                               metrics_port: int = 0, endpoints: dict[str, str] | None = None,
+                               rack: str | None = None) -> int:
         """Creates the ephemeral registration (waiting for a previous session's node to expire); returns the
         server's registration epoch (see :meth:`tablet_server_epoch`)."""
         node = paths.tablet_server(server_id)
-        reg = TabletServerRegistration(host, port, int(time.time() * 1000), metrics_port, dict(endpoints or {}))
+        reg = TabletServerRegistration(host, port, int(time.time() * 1000), metrics_port, dict(endpoints or {}),
+                                       rack)
         deadline = time.monotonic() + wait_s
         while True:
             try:

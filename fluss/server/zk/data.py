@@ -18,13 +18,15 @@ def loads(data: bytes) -> dict:
 @dataclass
 class TabletServerRegistration:
     """``host``/``port``: the internal listener (other servers use it); ``endpoints``: every advertised listener,
-    name → host:port (clients get the one of the listener they came through)."""
+    name → host:port (clients get the one of the listener they came through); ``rack``: ``tablet-server.rack``
+    (None: the server has no rack; nodes written before racks existed have no key)."""
 
     host: str
     port: int
     register_time: int
     metrics_port: int = 0  # the Prometheus endpoint on host (0: none)
     endpoints: dict[str, str] = field(default_factory=dict)
+    rack: str | None = None
 
 
 @dataclass
