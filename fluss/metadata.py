@@ -524,6 +524,30 @@ class ServerNode:
         return cls(msg.id, msg.host, msg.port, msg.server_type, msg.metrics_port, rack=msg.rack or None)
 
 
+@dataclass(frozen=True)
+class BucketReassignment:
+    """A bucket moving from ``original_replicas`` to ``target_replicas`` (``Admin.list_reassignments``);
+    ``replicas``, ``isr`` and ``leader`` are its state now."""
+
+    table_path: TablePath
+    table_id: int
+    partition_id: int | None
+    partition_name: str | None
+    bucket_id: int
+    original_replicas: list[int]
+    target_replicas: list[int]
+    replicas: list[int]
+    isr: list[int]
+    leader: int
+
+    @classmethod
+    def from_pb(cls, msg: pb.ReassignmentPb) -> BucketReassignment:
+        return cls(TablePath.from_pb(msg.table_path), msg.table_id,
+                   msg.partition_id if msg.partition_id >= 0 else None, msg.partition_name or None, msg.bucket_id,
+                   list(msg.original_replicas), list(msg.target_replicas), list(msg.replicas), list(msg.isr),
+                   msg.leader)
+
+
 class TableBucket:
     """A bucket of a table (or of one partition of it)."""
 

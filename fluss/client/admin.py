@@ -15,6 +15,7 @@ from fluss.client.io_thread import IoThread
 from fluss.client.retry import FinalError, RetryPolicy, call_with_retry
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import (
+    BucketReassignment,
     DatabaseDescriptor,
     DatabaseInfo,
     LakeSnapshot,
@@ -141,6 +142,22 @@ class AdminCalls:
         resp = await self._c.admin_call("DropAcls", pb.DropAclsRequest(filters=[filter_to_pb(f) for f in acl_filters]))
         return [binding_from_pb(a) for a in resp.dropped]
 
+    # Online reassignment (this project's addition: docs/cluster-operations.md; needs ALTER / DESCRIBE on the cluster)
+    async def alter_table_assignment(self, table_path: TablePath, assignment: dict[int, list[int]],
+                                     partition_name: str | None = None) -> None:
+        """Starts moving buckets' replicas: ``assignment`` maps bucket ids to the new replica set (tablet server
+        ids, the first the preferred leader). Returns once the move is recorded; it goes on in the background
+        (:meth:`list_reassignments` shows what is still moving). ``partition_name`` for a partitioned table."""
+        await self._c.admin_call("AlterTableAssignment", pb.AlterTableAssignmentRequest(
+            table_path=table_path.to_pb(), partition_name=partition_name or "",
+            buckets=[pb.BucketAssignmentPb(bucket_id=int(b), replicas=[int(r) for r in replicas])
+                     for b, replicas in sorted(assignment.items())]))
+
+    async def list_reassignments(self) -> list[BucketReassignment]:
+        """Buckets still moving, with their replicas and ISR now."""
+        resp = await self._c.admin_call("ListReassignments", pb.ListReassignmentsRequest())
+        return [BucketReassignment.from_pb(r) for r in resp.reassignments]
+
     async def get_server_nodes(self) -> list[ServerNode]:
         resp = await self._c.admin_call("GetServerNodes", pb.GetServerNodesRequest())
         return [ServerNode.from_pb(n) for n in resp.nodes]
@@ -233,6 +250,7 @@ PUBLIC_METHODS = [
     "drop_table", "alter_table", "get_table_info", "list_tables", "table_exists", "create_partition", "drop_partition",
     "list_partition_infos", "get_server_nodes", "list_offsets", "list_partition_offsets", "get_latest_lake_snapshot",
     "get_table_stats", "list_lake_tables", "commit_lake_snapshot", "create_acls", "list_acls", "drop_acls",
+    "alter_table_assignment", "list_reassignments",
 ]
 
 

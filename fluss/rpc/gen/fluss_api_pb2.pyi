@@ -387,6 +387,66 @@ class TableExistsResponse(_message.Message):
     exists: bool
     def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., exists: bool = ...) -> None: ...
 
+class BucketAssignmentPb(_message.Message):
+    __slots__ = ("bucket_id", "replicas")
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    bucket_id: int
+    replicas: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, bucket_id: _Optional[int] = ..., replicas: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class AlterTableAssignmentRequest(_message.Message):
+    __slots__ = ("table_path", "partition_name", "buckets")
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_NAME_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    partition_name: str
+    buckets: _containers.RepeatedCompositeFieldContainer[BucketAssignmentPb]
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., partition_name: _Optional[str] = ..., buckets: _Optional[_Iterable[_Union[BucketAssignmentPb, _Mapping]]] = ...) -> None: ...
+
+class AlterTableAssignmentResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class ReassignmentPb(_message.Message):
+    __slots__ = ("table_path", "table_id", "partition_id", "partition_name", "bucket_id", "original_replicas", "target_replicas", "replicas", "isr", "leader")
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_NAME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    TARGET_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    ISR_FIELD_NUMBER: _ClassVar[int]
+    LEADER_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    table_id: int
+    partition_id: int
+    partition_name: str
+    bucket_id: int
+    original_replicas: _containers.RepeatedScalarFieldContainer[int]
+    target_replicas: _containers.RepeatedScalarFieldContainer[int]
+    replicas: _containers.RepeatedScalarFieldContainer[int]
+    isr: _containers.RepeatedScalarFieldContainer[int]
+    leader: int
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., partition_name: _Optional[str] = ..., bucket_id: _Optional[int] = ..., original_replicas: _Optional[_Iterable[int]] = ..., target_replicas: _Optional[_Iterable[int]] = ..., replicas: _Optional[_Iterable[int]] = ..., isr: _Optional[_Iterable[int]] = ..., leader: _Optional[int] = ...) -> None: ...
+
+class ListReassignmentsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ListReassignmentsResponse(_message.Message):
+    __slots__ = ("error", "reassignments")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REASSIGNMENTS_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    reassignments: _containers.RepeatedCompositeFieldContainer[ReassignmentPb]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., reassignments: _Optional[_Iterable[_Union[ReassignmentPb, _Mapping]]] = ...) -> None: ...
+
 class CreatePartitionRequest(_message.Message):
     __slots__ = ("table_path", "partition_spec", "ignore_if_exists")
     class PartitionSpecEntry(_message.Message):

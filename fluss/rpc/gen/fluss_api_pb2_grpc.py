@@ -164,6 +164,16 @@ class AdminServiceStub(object):
                 request_serializer=fluss__api__pb2.GetFileSystemSecurityTokenRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.GetFileSystemSecurityTokenResponse.FromString,
                 _registered_method=True)
+        self.AlterTableAssignment = channel.unary_unary(
+                '/fluss.rpc.AdminService/AlterTableAssignment',
+                request_serializer=fluss__api__pb2.AlterTableAssignmentRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.AlterTableAssignmentResponse.FromString,
+                _registered_method=True)
+        self.ListReassignments = channel.unary_unary(
+                '/fluss.rpc.AdminService/ListReassignments',
+                request_serializer=fluss__api__pb2.ListReassignmentsRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.ListReassignmentsResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer(object):
@@ -319,6 +329,18 @@ class AdminServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AlterTableAssignment(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListReassignments(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -446,6 +468,16 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.GetFileSystemSecurityToken,
                     request_deserializer=fluss__api__pb2.GetFileSystemSecurityTokenRequest.FromString,
                     response_serializer=fluss__api__pb2.GetFileSystemSecurityTokenResponse.SerializeToString,
+            ),
+            'AlterTableAssignment': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterTableAssignment,
+                    request_deserializer=fluss__api__pb2.AlterTableAssignmentRequest.FromString,
+                    response_serializer=fluss__api__pb2.AlterTableAssignmentResponse.SerializeToString,
+            ),
+            'ListReassignments': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListReassignments,
+                    request_deserializer=fluss__api__pb2.ListReassignmentsRequest.FromString,
+                    response_serializer=fluss__api__pb2.ListReassignmentsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1123,6 +1155,60 @@ class AdminService(object):
             '/fluss.rpc.AdminService/GetFileSystemSecurityToken',
             fluss__api__pb2.GetFileSystemSecurityTokenRequest.SerializeToString,
             fluss__api__pb2.GetFileSystemSecurityTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterTableAssignment(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/AlterTableAssignment',
+            fluss__api__pb2.AlterTableAssignmentRequest.SerializeToString,
+            fluss__api__pb2.AlterTableAssignmentResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListReassignments(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/ListReassignments',
+            fluss__api__pb2.ListReassignmentsRequest.SerializeToString,
+            fluss__api__pb2.ListReassignmentsResponse.FromString,
             options,
             channel_credentials,
             insecure,

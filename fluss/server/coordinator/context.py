@@ -13,6 +13,7 @@ from fluss.server.zk.data import (
     DatabaseRegistration,
     LeaderAndIsr,
     PartitionRegistration,
+    ReassignmentRecord,
     TableRegistration,
 )
 from fluss.types import RowSchema
@@ -47,6 +48,7 @@ class CoordinatorContext:
     assignments: dict[tuple[int, int], Assignment] = field(default_factory=dict)  # (table_id, partition_id)
     leaders: dict[TableBucket, tuple[LeaderAndIsr, int]] = field(default_factory=dict)  # with znode version
     lake_snapshots: dict[int, tuple[int, int]] = field(default_factory=dict)  # table id -> (snapshot id, commit ms)
+    reassignments: dict[TableBucket, ReassignmentRecord] = field(default_factory=dict)  # buckets being moved
 
     def add_table(self, info: TableInfo) -> None:
         self.tables[info.table_path] = info
@@ -65,6 +67,7 @@ class CoordinatorContext:
         gone = [tb for tb in self.leaders if predicate(tb)]
         for tb in gone:
             del self.leaders[tb]
+            self.reassignments.pop(tb, None)
         for key in [k for k in self.assignments if predicate(TableBucket(k[0], 0, k[1]))]:
             del self.assignments[key]
         return gone

@@ -48,6 +48,7 @@ from fluss.server.coordinator.context import (
 )
 from fluss.server.coordinator.control_checks import check_lake_snapshot
 from fluss.server.coordinator.notifier import TabletNotifier
+from fluss.server.coordinator.reassignment import check_targets, finish_step, widened
 from fluss.server.coordinator.validation import (
     check_database_name,
     check_metadata_size,
@@ -63,6 +64,7 @@ from fluss.server.zk.data import (
     LakeSnapshotRecord,
     LeaderAndIsr,
     PartitionRegistration,
+    ReassignmentRecord,
     RemoteLogManifestRecord,
     TableRegistration,
     dumps,
@@ -195,6 +197,12 @@ class CoordinatorEventProcessor:
                     for name, preg in zk.list_partitions(db, t).items():
                         ctx.partitions[preg.partition_id] = PartitionEntry(info.table_id, name, preg)
                         self._load_buckets(info.table_id, preg.partition_id)
+            for rec in zk.list_reassignments():
+                tb = TableBucket(rec.table_id, rec.bucket, rec.partition_id)
+                if tb in ctx.leaders:
+                    ctx.reassignments[tb] = rec
+                else:  # its table or partition was dropped by a coordinator that died before deleting it
+                    zk.delete_reassignment(rec.table_id, rec.partition_id, rec.bucket)
             for sid, reg in zk.get_tablet_servers().items():
                 ctx.live_servers[sid] = ServerNode(sid, reg.host, reg.port, "TabletServer", reg.metrics_port,
                                                    tuple(sorted(reg.endpoints.items())), reg.rack)
@@ -206,6 +214,9 @@ class CoordinatorEventProcessor:
         # Re-announce every bucket so tablet servers learn the new coordinator epoch and current leaders.
         for sid in self.ctx.live_servers:
             self.notifier.leader_and_isr(sid, self.ctx.buckets_hosted_by(sid))
+        if self.ctx.reassignments:
+            log.info("resuming %d bucket reassignment(s)", len(self.ctx.reassignments))
+        await self._advance_reassignments()
 
     def _load_buckets(self, table_id: int, partition_id: int) -> None:
         assignment = self.zk.get_assignment(table_id, partition_id)
@@ -387,6 +398,7 @@ class CoordinatorEventProcessor:
         pids = [p for p, e in self.ctx.partitions.items() if e.table_id == info.table_id]
         hosts = {tb: self.ctx.replicas(tb) for tb in self.ctx.leaders if tb.table_id == info.table_id}
         await self._zk(self.zk.delete_table, path.database_name, path.table_name, info.table_id, pids)
+        await self._forget_reassignments(lambda tb: tb.table_id == info.table_id)
         self.ctx.remove_table(info)
         self._stop_replicas(hosts)
         log.info("dropped table %s (id %d)", path, info.table_id)
@@ -452,6 +464,7 @@ class CoordinatorEventProcessor:
         pid = entry.reg.partition_id
         hosts = {tb: self.ctx.replicas(tb) for tb in self.ctx.buckets_of(info.table_id, pid)}
         await self._zk(self.zk.delete_partition, path.database_name, path.table_name, name, info.table_id, pid)
+        await self._forget_reassignments(lambda tb: tb.table_id == info.table_id and tb.partition_id == pid)
         self.ctx.partitions.pop(pid, None)
         self.ctx.remove_buckets(lambda tb: tb.table_id == info.table_id and tb.partition_id_or_none_value == pid)
         self._stop_replicas(hosts)
@@ -548,6 +561,110 @@ class CoordinatorEventProcessor:
             for other in self.ctx.replicas(tb):
                 if other != sid and other in self.ctx.live_servers:
                     self.notifier.leader_and_isr(other, [tb])
+        await self._advance_reassignments()
+
+    # ------------------------------------------------------------ reassignment (coordinator/reassignment.py)
+
+    async def alter_table_assignment(self, path: TablePath, partition_name: str | None,
+                                     targets: dict[int, list[int]]) -> None:
+        await self.submit(self._alter_table_assignment, path, partition_name, targets)
+
+    async def _alter_table_assignment(self, path: TablePath, partition_name: str | None,
+                                      targets: dict[int, list[int]]) -> None:
+        info = self.table_or_raise(path)
+        if info.is_partitioned():
+            if not partition_name:
+                raise FlussError(f"Table '{path}' is partitioned: name the partition whose buckets move",
+                                 ErrorCode.PARTITION_NOT_EXISTS)
+            entry = self.ctx.partitions_of(info.table_id).get(partition_name)
+            if entry is None:
+                raise FlussError(f"Partition '{partition_name}' of table '{path}' does not exist",
+                                 ErrorCode.PARTITION_NOT_EXISTS)
+            pid, where = entry.reg.partition_id, f"partition '{partition_name}' of table '{path}'"
+        else:
+            if partition_name:
+                raise FlussError(f"Table '{path}' is not partitioned (partition '{partition_name}' given)",
+                                 ErrorCode.PARTITION_NOT_EXISTS)
+            pid, where = -1, f"table '{path}'"
+        check_targets(targets, info.num_buckets, set(self.ctx.live_servers), self.ineligible, where)
+        current = self.ctx.assignments[(info.table_id, pid)]
+        records: list[ReassignmentRecord] = []
+        for bucket, target in sorted(targets.items()):
+            tb = TableBucket(info.table_id, bucket, pid)
+            running = self.ctx.reassignments.get(tb)
+            if running is not None:
+                if running.target == list(target):
+                    continue
+                raise FlussError(f"Bucket {bucket} of {where} is already moving to {running.target}: wait until "
+                                 "that move finishes", ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
+            original = current.buckets[bucket]
+            if original != list(target):
+                records.append(ReassignmentRecord(info.table_id, pid, bucket, list(original), list(target), now_ms()))
+        if not records:
+            return
+        new = Assignment(info.table_id, {b: list(r) for b, r in current.buckets.items()})
+        for rec in records:
+            new.buckets[rec.bucket] = widened(rec.original, rec.target)
+        await self._zk(self.zk.start_reassignments, new, pid, records)
+        self.ctx.assignments[(info.table_id, pid)] = new
+        by_server: dict[int, list[TableBucket]] = {}
+        for rec in records:
+            tb = TableBucket(info.table_id, rec.bucket, pid)
+            self.ctx.reassignments[tb] = rec
+            for sid in new.buckets[rec.bucket]:
+                by_server.setdefault(sid, []).append(tb)
+            log.info("reassigning %s from %s to %s", tb, rec.original, rec.target)
+        for sid, tbs in by_server.items():
+            self.notifier.leader_and_isr(sid, tbs)
+        for rec in records:  # a move that adds no replica (fewer replicas, another order) finishes at once
+            await self._advance_reassignment(TableBucket(info.table_id, rec.bucket, pid))
+
+    async def _advance_reassignments(self) -> None:
+        for tb in sorted(self.ctx.reassignments):
+            await self._advance_reassignment(tb)
+
+    async def _advance_reassignment(self, tb: TableBucket) -> None:
+        """Finishes a move whose target replicas are all in the ISR (and re-announces a widened one whose new
+        replicas may not have heard of it): leadership and ISR first, then the final assignment with the record's
+        deletion, then the removed replicas are stopped and deleted."""
+        rec = self.ctx.reassignments.get(tb)
+        entry = self.ctx.leaders.get(tb)
+        if rec is None or entry is None:
+            return
+        lai, version = entry
+        replicas = self.ctx.replicas(tb)
+        step = finish_step(lai, rec.target, set(self.ctx.live_servers), self.ineligible, self.ctx.epoch)
+        if step is None:
+            return
+        if step.changed:
+            await self._write_leader(tb, step.leader_and_isr, version, notify=False)
+        key = (tb.table_id, tb.partition_id_or_none_value)
+        final = Assignment(tb.table_id, {b: list(r) for b, r in self.ctx.assignments[key].buckets.items()})
+        final.buckets[tb.bucket_id] = list(rec.target)
+        await self._zk(self.zk.finish_reassignment, final, rec)
+        self.ctx.assignments[key] = final
+        del self.ctx.reassignments[tb]
+        for sid in rec.target:
+            self.notifier.leader_and_isr(sid, [tb])
+        removed = [r for r in replicas if r not in rec.target]
+        for sid in removed:
+            self.notifier.stop_replicas(sid, [tb], delete=True)
+        log.info("reassigned %s to %s (leader %d); stopping the replicas on %s", tb, rec.target,
+                 step.leader_and_isr.leader, removed)
+
+    async def _forget_reassignments(self, predicate) -> None:
+        """Deletes the records of moves whose table or partition is being dropped."""
+        for tb in [tb for tb in self.ctx.reassignments if predicate(tb)]:
+            rec = self.ctx.reassignments.pop(tb)
+            await self._zk(self.zk.delete_reassignment, rec.table_id, rec.partition_id, rec.bucket)
+
+    def list_reassignments(self) -> list[tuple[ReassignmentRecord, LeaderAndIsr, list[int]]]:
+        out = []
+        for tb, rec in sorted(self.ctx.reassignments.items()):
+            entry = self.ctx.leaders.get(tb)
+            if entry is not None:
+                out.append((rec, entry[0], self.ctx.replicas(tb)))
+        return out
 
     # ------------------------------------------------------------ replication requests from leaders
 
@@ -595,6 +712,9 @@ class CoordinatorEventProcessor:
         new = LeaderAndIsr(lai.leader, lai.leader_epoch, isr, self.ctx.epoch, lai.bucket_epoch + 1)
         await self._write_leader(tb, new, version, notify=False)
         log.info("ISR of %s changed %s -> %s", tb, lai.isr, isr)
+        if tb in self.ctx.reassignments:  # a new replica may have joined: the move may finish (leader notified)
+            await self._advance_reassignment(tb)
+            return self.ctx.leaders[tb][0]
         return new
 
     @property

@@ -192,6 +192,32 @@ class AdminServicer(rpc.AdminServiceServicer):
         nodes = [_for_caller(self._server.node)] + [_for_caller(n) for _, n in sorted(self.p.ctx.live_servers.items())]
         return pb.GetServerNodesResponse(error=OK, nodes=nodes)
 
+    @_guard(pb.AlterTableAssignmentResponse)
+    async def AlterTableAssignment(self, request, context):
+        targets: dict[int, list[int]] = {}
+        for b in request.buckets:
+            if b.bucket_id in targets:
+                raise FlussError(f"Bucket {b.bucket_id} appears more than once in the request",
+                                 ErrorCode.INVALID_REPLICATION_FACTOR)
+            targets[b.bucket_id] = list(b.replicas)
+        await self.p.alter_table_assignment(TablePath.from_pb(request.table_path), request.partition_name or None,
+                                            targets)
+        return pb.AlterTableAssignmentResponse(error=OK)
+
+    @_guard(pb.ListReassignmentsResponse)
+    async def ListReassignments(self, request, context):
+        out = []
+        for rec, lai, replicas in self.p.list_reassignments():
+            info = self.p.ctx.tables_by_id.get(rec.table_id)
+            part = self.p.ctx.partitions.get(rec.partition_id)
+            if info is None:
+                continue
+            out.append(pb.ReassignmentPb(
+                table_path=info.table_path.to_pb(), table_id=rec.table_id, partition_id=rec.partition_id,
+                partition_name=part.name if part else "", bucket_id=rec.bucket, original_replicas=rec.original,
+                target_replicas=rec.target, replicas=replicas, isr=lai.isr, leader=lai.leader))
+        return pb.ListReassignmentsResponse(error=OK, reassignments=out)
+
     @_guard(pb.GetMetadataResponse)
     async def GetMetadata(self, request, context):
         ctx = self.p.ctx

@@ -287,7 +287,8 @@ class ReplicaManager:
 
     async def _stop_checked_replicas(self, req: pb.StopReplicaRequest) -> None:
         await self._check_coordinator_epoch(req.coordinator_epoch)
-        refused = await self.control_checks.stop_replicas(req) if self.control_checks is not None else {}
+        refused, moved = (await self.control_checks.stop_replicas(req) if self.control_checks is not None
+                          else ({}, set()))
         stopped: dict[int, TableInfo] = {}
         for b in req.buckets:
             tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
@@ -297,9 +298,8 @@ class ReplicaManager:
             if self.followers:
                 self.followers.remove(tb)
             replica = self.replicas.pop(tb, None)
-            # delete=True comes only with a dropped table or partition: its remote log goes too (were replicas
-            # ever moved between servers, that would need a separate flag, as Apache Fluss's deleteRemote)
-            if b.delete and self.remote_log is not None:
+            # the remote log goes with a dropped table or partition, never with a replica moved off this server
+            if b.delete and tb not in moved and self.remote_log is not None:
                 await self._delete_remote_log(tb)
             if replica is None:
                 continue

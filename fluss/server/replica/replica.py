@@ -145,10 +145,12 @@ class Replica:
                 start = now_ms()
                 self.followers = {r: FollowerProgress(caught_up_ms=start, last_fetch_ms=start)
                                   for r in replicas if r != self.local_id}
-            else:
+            else:  # the replica set changed (a reassignment): new followers start, removed ones are forgotten
                 for r in replicas:
                     if r != self.local_id:
                         self.followers.setdefault(r, FollowerProgress(caught_up_ms=now_ms()))
+                for r in [r for r in self.followers if r not in replicas]:
+                    del self.followers[r]
         self.maybe_advance_high_watermark()
 
     def make_follower(self, leader_id: int, leader_epoch: int, bucket_epoch: int, replicas: list[int],

@@ -127,6 +127,9 @@ RULES: dict[str, Rule] = {
     "ListOffsets": _by_id(DESCRIBE),
     "DescribeLog": _by_id(DESCRIBE),
     "GetFileSystemSecurityToken": _remote_storage_token,
+    # moving replicas between servers is a cluster operation (Kafka: ALTER / DESCRIBE on the cluster)
+    "AlterTableAssignment": lambda r, check, _: check(ALTER, Resource.cluster()),
+    "ListReassignments": lambda r, check, _: check(DESCRIBE, Resource.cluster()),
 }
 
 

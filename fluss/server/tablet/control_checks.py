@@ -13,8 +13,10 @@ it notifies, agrees:
 * **Buckets** (NotifyLeaderAndIsr): ``leader_isr`` names the same leader and leader epoch; the server applies
   ZooKeeper's ISR and bucket epoch and the assignment's replicas. A lower leader epoch is a stale notification
   (a newer one follows), anything else is refused as contradicting ZooKeeper.
-* **StopReplica**: the bucket's assignment is gone or no longer lists this server (its table or partition was
-  dropped); a live bucket is never stopped or deleted on request.
+* **StopReplica**: the bucket's assignment is gone (its table or partition was dropped) or no longer lists this
+  server (the bucket was reassigned to other servers); a bucket assigned here is never stopped or deleted on
+  request. Only a bucket whose assignment is gone loses its remote log with ``delete``: a moved bucket's remote
+  log is the other replicas' too.
 
 ZooKeeper is read once per request (pipelined reads) in a worker thread. When it cannot be reached the request
 fails with NETWORK_EXCEPTION, which the coordinator's notifier retries.
@@ -58,8 +60,10 @@ class ControlRequestChecker:
                              known_tables: dict[int, TableInfo]) -> CheckedLeaderAndIsr:
         return await self._zk_call(self._leader_and_isr, req, known_tables)
 
-    async def stop_replicas(self, req: pb.StopReplicaRequest) -> dict[TableBucket, FlussError]:
-        """The buckets of the request that must not be stopped, with why."""
+    async def stop_replicas(self, req: pb.StopReplicaRequest
+                            ) -> tuple[dict[TableBucket, FlussError], set[TableBucket]]:
+        """The buckets of the request that must not be stopped, with why; and those that still exist elsewhere
+        (reassigned away from this server: their remote log stays)."""
         return await self._zk_call(self._stop_replicas, req)
 
     async def _zk_call(self, fn, *args):
@@ -150,18 +154,20 @@ class ControlRequestChecker:
                               ErrorCode.PARTITION_NOT_EXISTS)
         return None
 
-    def _stop_replicas(self, req: pb.StopReplicaRequest) -> dict[TableBucket, FlussError]:
+    def _stop_replicas(self, req: pb.StopReplicaRequest) -> tuple[dict[TableBucket, FlussError], set[TableBucket]]:
         owners = sorted({(b.table_id, b.partition_id) for b in req.buckets})
         assignments = dict(zip(owners, self.zk.get_assignments(owners), strict=True))
-        refused = {}
+        refused, moved = {}, set()
         for b in req.buckets:
+            tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
             assignment = assignments[(b.table_id, b.partition_id)]
             replicas = None if assignment is None else assignment.buckets.get(b.bucket_id)
             if replicas is not None and self.server_id in replicas:
-                tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
                 refused[tb] = FlussError(f"{tb} is assigned to tablet server {self.server_id} in ZooKeeper: "
                                          "it is not stopped", ErrorCode.INELIGIBLE_REPLICA_EXCEPTION)
-        return refused
+            elif replicas is not None:
+                moved.add(tb)
+        return refused, moved
 
 
 def _is_node_name(name: str) -> bool:

@@ -33,6 +33,7 @@ from fluss.server.zk.data import (
     LakeSnapshotRecord,
     LeaderAndIsr,
     PartitionRegistration,
+    ReassignmentRecord,
     RemoteLogManifestRecord,
     ResourceAcls,
     TableRegistration,
@@ -94,7 +95,7 @@ class ZooKeeperClient:
             boot.close()
         self._zk.start(timeout=timeout_s)
         for p in (paths.TABLET_SERVER_IDS, paths.DATABASES, paths.TABLE_ASSIGNMENTS, paths.PARTITION_ASSIGNMENTS,
-                  paths.COORDINATORS, paths.ACL_CHANGES):
+                  paths.COORDINATORS, paths.ACL_CHANGES, paths.REASSIGNMENTS):
             self._zk.ensure_path(p)
 
     def close(self) -> None:
@@ -385,6 +386,38 @@ class ZooKeeperClient:
         except NoNodeError:
             return None
         return decode(Assignment, data)
+
+    def start_reassignments(self, assignment: Assignment, partition_id: int,
+                            records: list[ReassignmentRecord]) -> None:
+        """One transaction: the widened assignment of a table (or partition) and the reassignment records."""
+        tx = self._zk.transaction()
+        tx.set_data(paths.bucket_root(assignment.table_id, partition_id), encode(assignment))
+        for r in records:
+            tx.create(paths.reassignment(r.table_id, r.partition_id, r.bucket), encode(r))
+        _commit(tx, f"start reassigning buckets {[r.bucket for r in records]} of table {assignment.table_id}")
+
+    def finish_reassignment(self, assignment: Assignment, record: ReassignmentRecord) -> None:
+        """One transaction: the final assignment (the bucket's target replicas) and the record's deletion."""
+        tx = self._zk.transaction()
+        tx.set_data(paths.bucket_root(assignment.table_id, record.partition_id), encode(assignment))
+        tx.delete(paths.reassignment(record.table_id, record.partition_id, record.bucket))
+        _commit(tx, f"finish reassigning bucket {record.bucket} of table {record.table_id}")
+
+    def list_reassignments(self) -> list[ReassignmentRecord]:
+        out = []
+        for child in sorted(self._zk.get_children(paths.REASSIGNMENTS)):
+            try:
+                data, _ = self._zk.get(f"{paths.REASSIGNMENTS}/{child}")
+            except NoNodeError:
+                continue
+            out.append(decode(ReassignmentRecord, data))
+        return out
+
+    def delete_reassignment(self, table_id: int, partition_id: int, bucket: int) -> None:
+        try:
+            self._zk.delete(paths.reassignment(table_id, partition_id, bucket))
+        except NoNodeError:
+            pass
 
     def delete_assignment(self, table_id: int, partition_id: int) -> None:
         try:

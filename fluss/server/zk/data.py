@@ -134,6 +134,19 @@ class Assignment:
 
 
 @dataclass
+class ReassignmentRecord:
+    """A bucket moving to ``target`` replicas (``/reassignments/...``): written with the widened assignment
+    (``original`` + the new replicas), deleted with the final one (``target``)."""
+
+    table_id: int
+    partition_id: int  # -1: not partitioned
+    bucket: int
+    original: list[int]
+    target: list[int]
+    created_time: int = 0
+
+
+@dataclass
 class AclEntry:
     """One ACL of a resource's ``/acls/{type}/{name}`` node (the resource is the node)."""
 

@@ -19,6 +19,7 @@ describes each node and the JSON stored in it.
     /tabletservers/tables/{table_id}/lake_snapshot   the latest lake snapshot: {snapshot_id, buckets: [...]}
     /tabletservers/partitions/{partition_id}      replica assignment of a partition {table_id, buckets}
     /tabletservers/partitions/{partition_id}/buckets/{b}/leader_isr
+    /reassignments/{table_id}_{partition_id}_{b}  a bucket being reassigned {original, target} (partition_id -1: none)
     /acls/{CLUSTER|DATABASE|TABLE}/{name}        the ACLs of one resource {acls: [{principal, operation, ...}]}
     /acl_changes                                  its data version changes with every ACL change (servers watch it)
 """
@@ -37,6 +38,7 @@ WRITER_ID_SEQ = "/metadata/writer_id_seq"
 TABLE_ASSIGNMENTS = "/tabletservers/tables"
 PARTITION_ASSIGNMENTS = "/tabletservers/partitions"
 ACLS = "/acls"
+REASSIGNMENTS = "/reassignments"
 ACL_CHANGES = "/acl_changes"
 
 
@@ -111,3 +113,7 @@ def acl(resource_type: str, name: str) -> str:
 
 def remote_log_manifest(table_id: int, partition_id: int, bucket: int) -> str:
     return f"{bucket_dir(table_id, partition_id, bucket)}/remote_log_manifest"
+
+
+def reassignment(table_id: int, partition_id: int, bucket: int) -> str:
+    return f"{REASSIGNMENTS}/{table_id}_{partition_id}_{bucket}"

@@ -1,0 +1,239 @@
+"""Online reassignment of buckets' replicas (docs/cluster-operations.md) with real processes: a log bucket and a
+primary-key bucket move (leadership included) under running acks=all writers; a coordinator is killed mid-move and
+the next one finishes it; bad requests are refused naming the problem. Its own cluster (it kills processes)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+import pytest_asyncio
+from kazoo.client import KazooClient
+
+import fluss
+from fluss import EARLIEST_OFFSET, ErrorCode, FlussError, Schema, TableDescriptor, TablePath
+from fluss.server.cluster import LocalCluster
+
+pytestmark = pytest.mark.asyncio(loop_scope="session")
+
+CONFIG = {"log.replica.min-in-sync-replicas-number": "2", "log.replica.fetch.wait-max-time": "100ms",
+          "default.replication.factor": "2", "kv.snapshot.interval": "1s"}
+
+
+@pytest.fixture(scope="module")
+def move_cluster():
+    with LocalCluster(tablet_servers=3, server_config=CONFIG, zookeeper_session_timeout="3s") as c:
+        yield c
+
+
+@pytest.fixture(autouse=True)
+def _restart_stopped_processes(move_cluster):
+    yield
+    move_cluster.restart_stopped()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def mconn(move_cluster):
+    conn = await fluss.FlussConnection.create(fluss.Config({
+        "bootstrap.servers": move_cluster.bootstrap_servers, "writer.batch-timeout": "5ms",
+        "request-timeout": "10s"}))
+    await conn.get_admin().create_database("moves", ignore_if_exists=True)
+    yield conn
+    await conn.aclose()
+
+
+async def _bucket(conn, path, bucket: int = 0):
+    meta = await conn.run(conn.cluster.update_metadata([path]))
+    return next(b for b in meta.tables[0].buckets if b.bucket_id == bucket)
+
+
+async def _wait_until(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while True:
+        value = await predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        await asyncio.sleep(0.2)
+
+
+async def _moved(conn, path, target: list[int]) -> bool:
+    if await conn.get_admin().list_reassignments():
+        return False
+    b = await _bucket(conn, path)
+    return list(b.replicas) == target and sorted(b.isr) == sorted(target) and b.leader_id in target
+
+
+async def _full_isr(conn, path) -> bool:
+    b = await _bucket(conn, path)
+    return b.leader_id >= 0 and sorted(b.isr) == sorted(b.replicas)
+
+
+def _replica_dir(cluster: LocalCluster, sid: int, table: str, table_id: int) -> Path:
+    return cluster.dir / f"tablet-server-{sid}" / "data" / "moves" / f"{table}-{table_id}" / "bucket-0"
+
+
+def _plan(replicas: list[int], leader: int) -> tuple[list[int], int]:
+    """A target that replaces the leader by the server holding no replica: leadership must move."""
+    newcomer = next(s for s in range(3) if s not in replicas)
+    other = next(r for r in replicas if r != leader)
+    return [newcomer, other], newcomer
+
+
+async def test_log_bucket_moves_under_an_acks_all_writer(move_cluster, mconn):
+    admin = mconn.get_admin()
+    path = TablePath("moves", "log")
+    await admin.create_table(path, TableDescriptor(Schema(pa.schema([("seq", pa.int64())])), bucket_count=1))
+    await _wait_until(lambda: _full_isr(mconn, path), 20, "a full ISR")
+    table = await mconn.get_table(path)
+    writer = table.new_append().create_writer()
+    acked: list[int] = []
+    failures: list[str] = []
+    stop = asyncio.Event()
+
+    async def write_loop() -> None:
+        seq = 0
+        while not stop.is_set():
+            handle = writer.write_arrow_batch(pa.record_batch([pa.array(range(seq, seq + 200), pa.int64())],
+                                                              names=["seq"]))
+            try:
+                await handle.wait()
+                acked.extend(range(seq, seq + 200))
+            except FlussError as e:
+                failures.append(str(e))
+            seq += 200
+
+    loop = asyncio.create_task(write_loop())
+    try:
+        await asyncio.sleep(1.0)
+        before = await _bucket(mconn, path)
+        target, newcomer = _plan(list(before.replicas), before.leader_id)
+        old_dir = _replica_dir(move_cluster, before.leader_id, "log", table.get_table_info().table_id)
+        assert old_dir.is_dir()
+        await admin.alter_table_assignment(path, {0: target})
+        await _wait_until(lambda: _moved(mconn, path, target), 60, f"bucket 0 to move to {target}")
+        assert (await _bucket(mconn, path)).leader_id == newcomer
+        await asyncio.sleep(1.0)  # writes go on against the new leader
+    finally:
+        stop.set()
+        await asyncio.wait_for(loop, 60)
+    await asyncio.wait_for(writer.flush(), 60)
+    assert not failures, failures[:3]
+    scanner = await table.new_scan().create_record_batch_log_scanner()
+    scanner.subscribe_buckets({0: EARLIEST_OFFSET})
+    seqs = (await scanner.to_arrow()).column("seq").to_pylist()
+    assert len(seqs) == len(set(seqs)), "duplicates"
+    assert set(acked) <= set(seqs), "acknowledged records lost"
+    assert len(acked) > 2000
+    await _wait_until(lambda: _gone(old_dir), 20, "the old replica's files to go")
+    assert _replica_dir(move_cluster, newcomer, "log", table.get_table_info().table_id).is_dir()
+
+
+async def _gone(path: Path) -> bool:
+    return not path.exists()
+
+
+async def test_primary_key_bucket_moves_and_serves_lookups(move_cluster, mconn):
+    admin = mconn.get_admin()
+    path = TablePath("moves", "pk")
+    schema = Schema(pa.schema([("k", pa.int64()), ("v", pa.int64())]), primary_keys=["k"])
+    await admin.create_table(path, TableDescriptor(schema, bucket_count=1))
+    await _wait_until(lambda: _full_isr(mconn, path), 20, "a full ISR")
+    table = await mconn.get_table(path)
+    writer = table.new_upsert().create_writer()
+    keys = 300
+    acked_round = -1
+    failures: list[str] = []
+    stop = asyncio.Event()
+
+    async def write_loop() -> None:
+        nonlocal acked_round
+        version = 0
+        while not stop.is_set():
+            handles = [writer.upsert({"k": k, "v": version}) for k in range(keys)]
+            try:
+                for h in handles:
+                    await h.wait()
+                acked_round = version
+            except FlussError as e:
+                failures.append(str(e))
+            version += 1
+
+    loop = asyncio.create_task(write_loop())
+    try:
+        await asyncio.sleep(2.0)  # a KV snapshot (kv.snapshot.interval 1s) and log after it
+        before = await _bucket(mconn, path)
+        target, newcomer = _plan(list(before.replicas), before.leader_id)
+        await admin.alter_table_assignment(path, {0: target})
+        await _wait_until(lambda: _moved(mconn, path, target), 60, f"bucket 0 to move to {target}")
+        assert (await _bucket(mconn, path)).leader_id == newcomer
+        await asyncio.sleep(1.0)
+    finally:
+        stop.set()
+        await asyncio.wait_for(loop, 60)
+    await asyncio.wait_for(writer.flush(), 60)
+    assert not failures, failures[:3]
+    assert acked_round >= 3
+    lookuper = table.new_lookup().create_lookuper()
+    for k in range(keys):  # every round was acknowledged whole: each key holds the last one, on the new leader
+        assert await lookuper.lookup({"k": k}) == {"k": k, "v": acked_round}, k
+
+
+async def test_a_new_coordinator_finishes_a_move(move_cluster, mconn):
+    admin = mconn.get_admin()
+    path = TablePath("moves", "failover")
+    await admin.create_table(path, TableDescriptor(Schema(pa.schema([("seq", pa.int64())])), bucket_count=1))
+    await _wait_until(lambda: _full_isr(mconn, path), 20, "a full ISR")
+    table = await mconn.get_table(path)
+    writer = table.new_append().create_writer()
+    writer.write_arrow(pa.table({"seq": pa.array(range(5000), pa.int64())}))
+    await writer.flush()
+    before = await _bucket(mconn, path)
+    target, newcomer = _plan(list(before.replicas), before.leader_id)
+    # the newcomer is paused (still registered) so the move cannot finish before the coordinator dies
+    pid = move_cluster.tablet_server_pid(newcomer)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        await admin.alter_table_assignment(path, {0: target})
+        zk = KazooClient(hosts=move_cluster.zookeeper_address)
+        zk.start()
+        try:
+            assert zk.get_children("/fluss/reassignments"), "the move is recorded in ZooKeeper"
+        finally:
+            zk.stop()
+            zk.close()
+        await asyncio.to_thread(move_cluster.kill_coordinator)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    await asyncio.to_thread(move_cluster.start_coordinator)
+    await _wait_until(lambda: _moved(mconn, path, target), 60, "the new coordinator to finish the move")
+    writer.write_arrow(pa.table({"seq": pa.array(range(5000, 5100), pa.int64())}))
+    await writer.flush()
+    scanner = await table.new_scan().create_record_batch_log_scanner()
+    scanner.subscribe_buckets({0: EARLIEST_OFFSET})
+    assert sorted((await scanner.to_arrow()).column("seq").to_pylist()) == list(range(5100))
+
+
+@pytest.mark.parametrize("targets, partition, message, code", [
+    ({0: [0, 0]}, None, "listed more than once", ErrorCode.INVALID_REPLICATION_FACTOR),
+    ({0: [0, 42]}, None, "[42] are not live tablet servers", ErrorCode.SERVER_NOT_EXIST_EXCEPTION),
+    ({0: []}, None, "the new replica set is empty", ErrorCode.INVALID_REPLICATION_FACTOR),
+    ({5: [0, 1]}, None, "Bucket 5 does not exist", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION),
+    ({}, None, "No bucket to reassign", ErrorCode.INVALID_REPLICATION_FACTOR),
+    ({0: [0, 1]}, "p1", "is not partitioned", ErrorCode.PARTITION_NOT_EXISTS),
+])
+async def test_bad_requests_are_refused(mconn, targets, partition, message, code):
+    admin = mconn.get_admin()
+    path = TablePath("moves", "bad")
+    await admin.create_table(path, TableDescriptor(Schema(pa.schema([("a", pa.int32())])), bucket_count=2),
+                             ignore_if_exists=True)
+    with pytest.raises(FlussError) as e:
+        await admin.alter_table_assignment(path, targets, partition_name=partition)
+    assert message in e.value.message and e.value.error_code == code
+    with pytest.raises(FlussError, match="does not exist"):
+        await admin.alter_table_assignment(TablePath("moves", "nope"), {0: [0]})
