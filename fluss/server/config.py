@@ -43,6 +43,7 @@ DEFAULT_REPLICATION_FACTOR = "default.replication.factor"
 MIN_ISR = "log.replica.min-in-sync-replicas-number"
 REPLICA_MAX_LAG_TIME = "log.replica.max-lag-time"
 REPLICA_FETCH_WAIT_MAX_TIME = "log.replica.fetch.wait-max-time"
+REPLICA_CATCH_UP_THROTTLE = "log.replica.catch-up-throttle"
 LOG_SEGMENT_FILE_SIZE = "log.segment.file-size"
 LOG_INDEX_INTERVAL_SIZE = "log.index.interval-size"
 LOG_RETENTION_CHECK_INTERVAL = "log.retention.check-interval"
@@ -97,6 +98,9 @@ SERVER_OPTIONS = OptionRegistry("server option", [
     Option(MIN_ISR, _I, "1", "In-sync replicas an acks=all write needs.", min=1),
     Option(REPLICA_MAX_LAG_TIME, _DUR, "30s", "A follower not caught up for this long leaves the ISR.", min=1),
     Option(REPLICA_FETCH_WAIT_MAX_TIME, _DUR, "500ms", "How long a follower fetch waits on the leader.", min=0),
+    Option(REPLICA_CATCH_UP_THROTTLE, _MEM, None, "Bytes per second a leader serves, all buckets together, to "
+           "followers outside the ISR (new replicas of a reassignment, followers that fell behind); unset: no limit.",
+           min=1),
     Option(LOG_SEGMENT_FILE_SIZE, _MEM, "1gb", "Size of a log segment file.", min=1, max=(1 << 31) - 1),
     Option(LOG_INDEX_INTERVAL_SIZE, _MEM, "4kb", "Bytes between two offset-index entries.", min=0),
     Option(LOG_RETENTION_CHECK_INTERVAL, _DUR, "5min", "How often expired log segments are deleted.", min=1),

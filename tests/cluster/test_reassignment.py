@@ -21,8 +21,10 @@ from fluss.server.cluster import LocalCluster
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
+THROTTLE = 1024 * 1024
 CONFIG = {"log.replica.min-in-sync-replicas-number": "2", "log.replica.fetch.wait-max-time": "100ms",
-          "default.replication.factor": "2", "kv.snapshot.interval": "1s"}
+          "default.replication.factor": "2", "kv.snapshot.interval": "1s",
+          "log.replica.catch-up-throttle": str(THROTTLE)}
 
 
 @pytest.fixture(scope="module")
@@ -217,6 +219,26 @@ async def test_a_new_coordinator_finishes_a_move(move_cluster, mconn):
     scanner = await table.new_scan().create_record_batch_log_scanner()
     scanner.subscribe_buckets({0: EARLIEST_OFFSET})
     assert sorted((await scanner.to_arrow()).column("seq").to_pylist()) == list(range(5100))
+
+
+async def test_catching_up_is_throttled(mconn):
+    """4 MiB of incompressible rows reach the new replica at log.replica.catch-up-throttle (1 MiB/s, one second's
+    worth at once): the move takes two to three seconds, where unthrottled it takes about a quarter of one."""
+    admin = mconn.get_admin()
+    path = TablePath("moves", "throttled")
+    await admin.create_table(path, TableDescriptor(Schema(pa.schema([("b", pa.binary())])), bucket_count=1))
+    await _wait_until(lambda: _full_isr(mconn, path), 20, "a full ISR")
+    writer = (await mconn.get_table(path)).new_append().create_writer()
+    for _ in range(4):
+        writer.write_arrow(pa.table({"b": pa.array([os.urandom(1024) for _ in range(1024)], pa.binary())}))
+    await writer.flush()
+    before = await _bucket(mconn, path)
+    target, _ = _plan(list(before.replicas), before.leader_id)
+    t0 = time.monotonic()
+    await admin.alter_table_assignment(path, {0: target})
+    await _wait_until(lambda: _moved(mconn, path, target), 60, f"bucket 0 to move to {target}")
+    elapsed = time.monotonic() - t0
+    assert elapsed >= 2.0, f"4 MiB moved in {elapsed:.2f}s: faster than the 1 MiB/s throttle allows"
 
 
 @pytest.mark.parametrize("targets, partition, message, code", [

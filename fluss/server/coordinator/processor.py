@@ -541,6 +541,7 @@ class CoordinatorEventProcessor:
             else:
                 new = LeaderAndIsr(lai.leader, lai.leader_epoch, isr or lai.isr, self.ctx.epoch, lai.bucket_epoch + 1)
             await self._write_leader(tb, new, version)
+        await self._advance_reassignments()  # a move waiting only for its old leader to step down may finish now
 
     async def _on_server_joined(self, sid: int, node: ServerNode) -> None:
         log.info("tablet server %d joined at %s", sid, node.address)

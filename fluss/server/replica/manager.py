@@ -71,6 +71,7 @@ class ReplicaManager:
         self.control_checks = None  # set by the tablet server: a ControlRequestChecker (ZooKeeper's view)
         self.adjust_isr = None  # set by the tablet server: async (replica, isr) -> LeaderAndIsrPb (AdjustIsr)
         self.remote_log = None  # set by the tablet server when the log is tiered: RemoteLogManager
+        self.catch_up_throttle = None  # set by the tablet server: a ByteRateLimiter (log.replica.catch-up-throttle)
         self._background: set[asyncio.Task] = set()
         self._kv_locks: dict[TableBucket, asyncio.Lock] = {}
         self.kv_executor = ThreadPoolExecutor(max_workers=KV_THREADS, thread_name_prefix="kv")
@@ -607,9 +608,15 @@ class ReplicaManager:
                             results[f.bucket] = res
                             continue
                 records = b""
-                if budget > 0:
-                    records = await asyncio.to_thread(self._read_one, replica, f, min(f.max_bytes, budget), upper,
-                                                      total == 0)
+                limit = min(f.max_bytes, budget)
+                throttled = (follower_id >= 0 and self.catch_up_throttle is not None
+                             and follower_id not in replica.maximal_isr())
+                if throttled:  # a follower catching up: within the server's catch-up byte rate
+                    limit = min(limit, self.catch_up_throttle.available())
+                if limit > 0:
+                    records = await asyncio.to_thread(self._read_one, replica, f, limit, upper, total == 0)
+                    if throttled:
+                        self.catch_up_throttle.consume(len(records))
                 if follower_id >= 0:
                     hw_moved |= replica.update_follower(follower_id, f.offset)
                     if replica.caught_up_outside_isr(follower_id):

@@ -34,6 +34,7 @@ from fluss.server.config import (
     REMOTE_LOG_INDEX_FILE_CACHE_SIZE,
     REMOTE_LOG_MANAGER_THREAD_POOL_SIZE,
     REMOTE_LOG_TASK_INTERVAL,
+    REPLICA_CATCH_UP_THROTTLE,
     REPLICA_FETCH_WAIT_MAX_TIME,
     REPLICA_MAX_LAG_TIME,
     TABLET_SERVER_ID,
@@ -49,6 +50,7 @@ from fluss.server.metrics.common import ServerMetrics
 from fluss.server.metrics.tablet import TabletServerMetrics
 from fluss.server.replica.fetcher import ReplicaFetcherManager
 from fluss.server.replica.manager import ReplicaManager
+from fluss.server.replica.throttle import ByteRateLimiter
 from fluss.server.security.server_security import ServerSecurity
 from fluss.server.tablet.control_checks import ControlRequestChecker
 from fluss.server.tablet.coordinator_channel import CoordinatorChannel
@@ -76,6 +78,8 @@ class TabletServer:
         self.replicas = ReplicaManager(self.server_id, self.data_dir, config.get_bytes(LOG_SEGMENT_FILE_SIZE),
                                        config.get_bytes(LOG_INDEX_INTERVAL_SIZE), config.get_int(MIN_ISR),
                                        config.get_duration_ms(REPLICA_MAX_LAG_TIME), server_metrics)
+        if config.get(REPLICA_CATCH_UP_THROTTLE):
+            self.replicas.catch_up_throttle = ByteRateLimiter(config.get_bytes(REPLICA_CATCH_UP_THROTTLE))
         self.coordinator = CoordinatorChannel(self.zk, self.security.internal_channel_factory())
         self._grpc: RpcServer | None = None
         self._stopped = asyncio.Event()
