@@ -23,6 +23,7 @@ from fluss.client.writer import AppendWriter, WriteResultHandle
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import (
     EARLIEST_OFFSET,
+    BucketReassignment,
     DatabaseDescriptor,
     DatabaseInfo,
     LakeSnapshot,
@@ -30,6 +31,7 @@ from fluss.metadata import (
     PartitionInfo,
     Schema,
     ServerNode,
+    ServerTag,
     TableBucket,
     TableChange,
     TableDescriptor,
@@ -48,4 +50,5 @@ __all__ = [
     "ServerNode", "TableAppend", "TableBucket", "TableChange", "TableDescriptor", "TableInfo", "TableLookup",
     "TablePath", "TablePrefixLookup", "TableScan", "TableStats", "TableUpsert", "UpsertWriter", "WriteResultHandle",
     "AclBinding", "AclBindingFilter", "OperationType", "PermissionType", "Principal", "Resource", "ResourceType",
+    "BucketReassignment", "ServerTag",
 ]

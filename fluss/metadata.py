@@ -9,6 +9,7 @@ strings (``fluss.types``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import IntEnum
 
 import pyarrow as pa
 
@@ -522,6 +523,15 @@ class ServerNode:
     @classmethod
     def from_pb(cls, msg: pb.ServerNodePb) -> ServerNode:
         return cls(msg.id, msg.host, msg.port, msg.server_type, msg.metrics_port, rack=msg.rack or None)
+
+
+class ServerTag(IntEnum):
+    """A tag an operator puts on tablet servers (Fluss's ``ServerTag``, same numbers on the wire):
+    ``PERMANENT_OFFLINE`` drains the server (every replica moves off; it can then be retired),
+    ``TEMPORARY_OFFLINE`` moves its leaderships off and keeps its replicas (maintenance)."""
+
+    PERMANENT_OFFLINE = 0
+    TEMPORARY_OFFLINE = 1
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from fluss.metadata import (
     OffsetSpec,
     PartitionInfo,
     ServerNode,
+    ServerTag,
     TableBucket,
     TableChange,
     TableDescriptor,
@@ -153,6 +154,18 @@ class AdminCalls:
             buckets=[pb.BucketAssignmentPb(bucket_id=int(b), replicas=[int(r) for r in replicas])
                      for b, replicas in sorted(assignment.items())]))
 
+    async def add_server_tag(self, tablet_servers: list[int], server_tag: ServerTag) -> None:
+        """Tags live tablet servers (Fluss's ``addServerTag``): ``PERMANENT_OFFLINE`` drains them (every replica
+        moves off), ``TEMPORARY_OFFLINE`` moves their leaderships off and keeps their replicas."""
+        await self._c.admin_call("AddServerTag", pb.AddServerTagRequest(
+            server_ids=[int(s) for s in tablet_servers], server_tag=int(ServerTag(server_tag))))
+
+    async def remove_server_tag(self, tablet_servers: list[int], server_tag: ServerTag) -> None:
+        """Removes a tag (Fluss's ``removeServerTag``); a server leaving TEMPORARY_OFFLINE leads its preferred
+        buckets again."""
+        await self._c.admin_call("RemoveServerTag", pb.RemoveServerTagRequest(
+            server_ids=[int(s) for s in tablet_servers], server_tag=int(ServerTag(server_tag))))
+
     async def list_reassignments(self) -> list[BucketReassignment]:
         """Buckets still moving, with their replicas and ISR now."""
         resp = await self._c.admin_call("ListReassignments", pb.ListReassignmentsRequest())
@@ -250,7 +263,7 @@ PUBLIC_METHODS = [
     "drop_table", "alter_table", "get_table_info", "list_tables", "table_exists", "create_partition", "drop_partition",
     "list_partition_infos", "get_server_nodes", "list_offsets", "list_partition_offsets", "get_latest_lake_snapshot",
     "get_table_stats", "list_lake_tables", "commit_lake_snapshot", "create_acls", "list_acls", "drop_acls",
-    "alter_table_assignment", "list_reassignments",
+    "alter_table_assignment", "list_reassignments", "add_server_tag", "remove_server_tag",
 ]
 
 

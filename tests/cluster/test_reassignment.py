@@ -17,6 +17,7 @@ from kazoo.client import KazooClient
 
 import fluss
 from fluss import EARLIEST_OFFSET, ErrorCode, FlussError, Schema, TableDescriptor, TablePath
+from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.cluster import LocalCluster
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -259,3 +260,120 @@ async def test_bad_requests_are_refused(mconn, targets, partition, message, code
     assert message in e.value.message and e.value.error_code == code
     with pytest.raises(FlussError, match="does not exist"):
         await admin.alter_table_assignment(TablePath("moves", "nope"), {0: [0]})
+
+
+# ---------------------------------------------------------------- server tags (run last: they grow the cluster)
+
+
+async def _leaders(conn, path) -> dict[int, int]:
+    meta = await conn.run(conn.cluster.update_metadata([path]))
+    return {b.bucket_id: b.leader_id for b in meta.tables[0].buckets}
+
+
+async def _placement(conn, path) -> dict[int, list[int]]:
+    meta = await conn.run(conn.cluster.update_metadata([path]))
+    return {b.bucket_id: list(b.replicas) for b in meta.tables[0].buckets}
+
+
+async def test_temporary_offline_moves_leadership_off_and_keeps_replicas(mconn):
+    admin = mconn.get_admin()
+    path = TablePath("moves", "resting")
+    await admin.create_table(path, TableDescriptor(Schema(pa.schema([("v", pa.int64())])), bucket_count=6))
+    await _wait_until(lambda: _all_in_sync(mconn, path), 20, "a full ISR")
+    placement = await _placement(mconn, path)
+    assert 1 in (await _leaders(mconn, path)).values()
+    await admin.add_server_tag([1], fluss.ServerTag.TEMPORARY_OFFLINE)
+
+    async def one_leads_nothing() -> bool:
+        leaders = await _leaders(mconn, path)
+        return all(leader >= 0 and leader != 1 for leader in leaders.values())
+
+    await _wait_until(one_leads_nothing, 20, "server 1 to lead nothing")
+    assert await _placement(mconn, path) == placement  # replicas stay
+    await _wait_until(lambda: _all_in_sync(mconn, path), 20, "server 1 to stay in every ISR")
+    fresh = TablePath("moves", "created_while_resting")
+    await admin.create_table(fresh, TableDescriptor(Schema(pa.schema([("v", pa.int64())])), bucket_count=6))
+    assert 1 not in (await _leaders(mconn, fresh)).values()
+    assert any(1 in r for r in (await _placement(mconn, fresh)).values())  # it still gets replicas
+    writer = (await mconn.get_table(path)).new_append().create_writer()
+    writer.write_arrow(pa.table({"v": pa.array(range(600), pa.int64())}))
+    await writer.flush()  # acks=all with server 1 still replicating
+
+    with pytest.raises(FlussError) as e:
+        await admin.add_server_tag([1], fluss.ServerTag.PERMANENT_OFFLINE)
+    assert e.value.error_code == ErrorCode.SERVER_TAG_ALREADY_EXIST_EXCEPTION and "1 (TEMPORARY_OFFLINE)" in str(e.value)
+    await admin.remove_server_tag([1], fluss.ServerTag.TEMPORARY_OFFLINE)
+    preferred = [b for b, r in placement.items() if r[0] == 1]
+
+    async def leads_its_preferred() -> bool:
+        leaders = await _leaders(mconn, path)
+        return all(leaders[b] == 1 for b in preferred)
+
+    await _wait_until(leads_its_preferred, 20, "server 1 to lead its preferred buckets again")
+
+
+async def _all_in_sync(conn, path) -> bool:
+    meta = await conn.run(conn.cluster.update_metadata([path]))
+    return all(b.leader_id >= 0 and sorted(b.isr) == sorted(b.replicas) for b in meta.tables[0].buckets)
+
+
+async def test_permanent_offline_drains_a_server_under_an_acks_all_writer_and_it_retires(move_cluster, mconn):
+    admin = mconn.get_admin()
+    new_id = await asyncio.to_thread(move_cluster.add_tablet_server)  # a fourth server takes the drained replicas
+    path = TablePath("moves", "drained")
+    await admin.create_table(path, TableDescriptor(Schema(pa.schema([("seq", pa.int64())])), bucket_count=4))
+    await _wait_until(lambda: _all_in_sync(mconn, path), 20, "a full ISR")
+    leaving = 0
+    assert any(leaving in r for r in (await _placement(mconn, path)).values())
+    table = await mconn.get_table(path)
+    writer = table.new_append().create_writer()
+    acked: list[int] = []
+    failures: list[str] = []
+    stop = asyncio.Event()
+
+    async def write_loop() -> None:
+        seq = 0
+        while not stop.is_set():
+            handle = writer.write_arrow_batch(pa.record_batch([pa.array(range(seq, seq + 100), pa.int64())],
+                                                              names=["seq"]))
+            try:
+                await handle.wait()
+                acked.extend(range(seq, seq + 100))
+            except FlussError as e:
+                failures.append(str(e))
+            seq += 100
+
+    loop = asyncio.create_task(write_loop())
+    try:
+        await asyncio.sleep(0.5)
+        await admin.add_server_tag([leaving], fluss.ServerTag.PERMANENT_OFFLINE)
+
+        async def drained() -> bool:
+            if await admin.list_reassignments():
+                return False
+            return all(leaving not in r for r in (await _placement(mconn, path)).values())
+
+        await _wait_until(drained, 60, f"server {leaving} to be drained")
+        with pytest.raises(FlussError, match="PERMANENT_OFFLINE"):  # nothing may move onto it
+            await admin.alter_table_assignment(path, {0: [leaving, new_id]})
+        await asyncio.to_thread(move_cluster.stop_tablet_server, leaving)  # retired: nothing is lost
+        await asyncio.sleep(1.0)
+    finally:
+        stop.set()
+        await asyncio.wait_for(loop, 60)
+    await asyncio.wait_for(writer.flush(), 60)
+    assert not failures, failures[:3]
+    scanner = await table.new_scan().create_record_batch_log_scanner()
+    scanner.subscribe_buckets({b: EARLIEST_OFFSET for b in range(4)})
+    seqs = (await scanner.to_arrow()).column("seq").to_pylist()
+    assert len(seqs) == len(set(seqs)) and set(acked) <= set(seqs) and len(acked) > 500
+    assert any(new_id in r for r in (await _placement(mconn, path)).values())
+    await admin.remove_server_tag([leaving], fluss.ServerTag.PERMANENT_OFFLINE)  # a retired server's tag goes too
+    with pytest.raises(FlussError) as e:
+        await admin.remove_server_tag([leaving], fluss.ServerTag.PERMANENT_OFFLINE)
+    assert e.value.error_code == ErrorCode.SERVER_TAG_NOT_EXIST_EXCEPTION
+    with pytest.raises(FlussError) as e:
+        await admin.add_server_tag([99], fluss.ServerTag.TEMPORARY_OFFLINE)
+    assert e.value.error_code == ErrorCode.SERVER_NOT_EXIST_EXCEPTION and "[99]" in str(e.value)
+    with pytest.raises(FlussError, match="Unknown server tag 7"):
+        await mconn.run(mconn.cluster.admin_call("AddServerTag", pb.AddServerTagRequest(server_ids=[1], server_tag=7)))

@@ -97,11 +97,13 @@ async def test_alter_table_needs_alter_on_the_table(as_admin, as_alice, as_anony
     assert info.descriptor.properties["table.log.ttl"] == "2h"
 
 
-async def test_reassignment_needs_alter_and_listing_describe_on_the_cluster(as_admin, as_alice, db):
+async def test_reassignment_and_server_tags_need_alter_and_listing_describe_on_the_cluster(as_admin, as_alice, db):
     path = await _log_table(as_admin, db, "moved")
     await as_admin.get_admin().create_acls([AclBinding(Resource.table(db, "moved"), ALICE, OperationType.ALL)])
     await _denied(as_alice.get_admin().alter_table_assignment(path, {0: [0, 1]}), "User:alice", "ALTER", "cluster")
     await _denied(as_alice.get_admin().list_reassignments(), "User:alice", "DESCRIBE", "cluster")
+    await _denied(as_alice.get_admin().add_server_tag([0], fluss.ServerTag.TEMPORARY_OFFLINE), "ALTER", "cluster")
+    await _denied(as_alice.get_admin().remove_server_tag([0], fluss.ServerTag.TEMPORARY_OFFLINE), "ALTER", "cluster")
     assert await as_admin.get_admin().list_reassignments() == []
     await as_admin.get_admin().create_acls([AclBinding(Resource.cluster(), ALICE, OperationType.ALTER)])
     # the replicas of bucket 0 swap order: the same servers, so nothing to copy, and the move finishes at once
@@ -109,6 +111,9 @@ async def test_reassignment_needs_alter_and_listing_describe_on_the_cluster(as_a
     assert {n.id for n in nodes if n.server_type == "TabletServer"} == {0, 1}
     await _eventually(lambda: as_alice.get_admin().alter_table_assignment(path, {0: [1, 0]}))
     assert await as_alice.get_admin().list_reassignments() == []  # ALTER implies DESCRIBE
+    with pytest.raises(FlussError) as err:  # allowed now: the coordinator answers (server 0 has no tag)
+        await as_alice.get_admin().remove_server_tag([0], fluss.ServerTag.TEMPORARY_OFFLINE)
+    assert err.value.error_code == ErrorCode.SERVER_TAG_NOT_EXIST_EXCEPTION
 
 
 async def test_writes_need_write_and_reads_need_read_on_the_table(as_admin, as_alice, as_anonymous, db):

@@ -447,6 +447,34 @@ class ListReassignmentsResponse(_message.Message):
     reassignments: _containers.RepeatedCompositeFieldContainer[ReassignmentPb]
     def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., reassignments: _Optional[_Iterable[_Union[ReassignmentPb, _Mapping]]] = ...) -> None: ...
 
+class AddServerTagRequest(_message.Message):
+    __slots__ = ("server_ids", "server_tag")
+    SERVER_IDS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_TAG_FIELD_NUMBER: _ClassVar[int]
+    server_ids: _containers.RepeatedScalarFieldContainer[int]
+    server_tag: int
+    def __init__(self, server_ids: _Optional[_Iterable[int]] = ..., server_tag: _Optional[int] = ...) -> None: ...
+
+class AddServerTagResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class RemoveServerTagRequest(_message.Message):
+    __slots__ = ("server_ids", "server_tag")
+    SERVER_IDS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_TAG_FIELD_NUMBER: _ClassVar[int]
+    server_ids: _containers.RepeatedScalarFieldContainer[int]
+    server_tag: int
+    def __init__(self, server_ids: _Optional[_Iterable[int]] = ..., server_tag: _Optional[int] = ...) -> None: ...
+
+class RemoveServerTagResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
 class CreatePartitionRequest(_message.Message):
     __slots__ = ("table_path", "partition_spec", "ignore_if_exists")
     class PartitionSpecEntry(_message.Message):

@@ -174,6 +174,16 @@ class AdminServiceStub(object):
                 request_serializer=fluss__api__pb2.ListReassignmentsRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.ListReassignmentsResponse.FromString,
                 _registered_method=True)
+        self.AddServerTag = channel.unary_unary(
+                '/fluss.rpc.AdminService/AddServerTag',
+                request_serializer=fluss__api__pb2.AddServerTagRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.AddServerTagResponse.FromString,
+                _registered_method=True)
+        self.RemoveServerTag = channel.unary_unary(
+                '/fluss.rpc.AdminService/RemoveServerTag',
+                request_serializer=fluss__api__pb2.RemoveServerTagRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.RemoveServerTagResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer(object):
@@ -341,6 +351,18 @@ class AdminServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AddServerTag(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def RemoveServerTag(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -478,6 +500,16 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.ListReassignments,
                     request_deserializer=fluss__api__pb2.ListReassignmentsRequest.FromString,
                     response_serializer=fluss__api__pb2.ListReassignmentsResponse.SerializeToString,
+            ),
+            'AddServerTag': grpc.unary_unary_rpc_method_handler(
+                    servicer.AddServerTag,
+                    request_deserializer=fluss__api__pb2.AddServerTagRequest.FromString,
+                    response_serializer=fluss__api__pb2.AddServerTagResponse.SerializeToString,
+            ),
+            'RemoveServerTag': grpc.unary_unary_rpc_method_handler(
+                    servicer.RemoveServerTag,
+                    request_deserializer=fluss__api__pb2.RemoveServerTagRequest.FromString,
+                    response_serializer=fluss__api__pb2.RemoveServerTagResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1209,6 +1241,60 @@ class AdminService(object):
             '/fluss.rpc.AdminService/ListReassignments',
             fluss__api__pb2.ListReassignmentsRequest.SerializeToString,
             fluss__api__pb2.ListReassignmentsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AddServerTag(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/AddServerTag',
+            fluss__api__pb2.AddServerTagRequest.SerializeToString,
+            fluss__api__pb2.AddServerTagResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def RemoveServerTag(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/RemoveServerTag',
+            fluss__api__pb2.RemoveServerTagRequest.SerializeToString,
+            fluss__api__pb2.RemoveServerTagResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -22,6 +22,7 @@ from fluss.lake.config import is_lake_enabled, system_table_properties
 from fluss.metadata import (
     DatabaseDescriptor,
     ServerNode,
+    ServerTag,
     TableBucket,
     TableChange,
     TableDescriptor,
@@ -49,6 +50,7 @@ from fluss.server.coordinator.context import (
 from fluss.server.coordinator.control_checks import check_lake_snapshot
 from fluss.server.coordinator.notifier import TabletNotifier
 from fluss.server.coordinator.reassignment import check_targets, finish_step, widened
+from fluss.server.coordinator.server_tags import check_tag_request, drain_target, leaders_last, parse_tag
 from fluss.server.coordinator.validation import (
     check_database_name,
     check_metadata_size,
@@ -197,6 +199,7 @@ class CoordinatorEventProcessor:
                     for name, preg in zk.list_partitions(db, t).items():
                         ctx.partitions[preg.partition_id] = PartitionEntry(info.table_id, name, preg)
                         self._load_buckets(info.table_id, preg.partition_id)
+            ctx.server_tags = {sid: ServerTag[name] for sid, name in zk.get_server_tags().items()}
             for rec in zk.list_reassignments():
                 tb = TableBucket(rec.table_id, rec.bucket, rec.partition_id)
                 if tb in ctx.leaders:
@@ -358,19 +361,29 @@ class CoordinatorEventProcessor:
 
     def _replication_factor(self, desc: TableDescriptor) -> int:
         rf = REPLICATION_FACTOR.value_of(desc.properties) or self.config.get_int(DEFAULT_REPLICATION_FACTOR)
-        live = len(self.ctx.live_servers)
+        live = len(self._placeable_racks())
         if rf < 1 or rf > live:
+            retiring = sorted(self.tagged(ServerTag.PERMANENT_OFFLINE) & set(self.ctx.live_servers))
+            note = f" not tagged PERMANENT_OFFLINE (tagged: {retiring})" if retiring else ""
             raise FlussError(f"Replication factor {rf} is invalid: it must be between 1 and the number of live "
-                             f"tablet servers ({live})", ErrorCode.INVALID_REPLICATION_FACTOR)
-        rack_aware(self._live_racks())  # a mix of servers with and without racks fails before anything is written
+                             f"tablet servers{note} ({live})", ErrorCode.INVALID_REPLICATION_FACTOR)
+        rack_aware(self._placeable_racks())  # a mix of servers with and without racks fails before anything is written
         return rf
 
-    def _live_racks(self) -> dict[int, str | None]:
-        return {sid: node.rack for sid, node in self.ctx.live_servers.items()}
+    def _placeable_racks(self) -> dict[int, str | None]:
+        """The live servers new replicas may go to (not tagged PERMANENT_OFFLINE), with their racks."""
+        retiring = self.tagged(ServerTag.PERMANENT_OFFLINE)
+        return {sid: node.rack for sid, node in self.ctx.live_servers.items() if sid not in retiring}
+
+    def tagged(self, tag: ServerTag) -> set[int]:
+        return {sid for sid, t in self.ctx.server_tags.items() if t == tag}
 
     def _new_assignment(self, table_id: int, seed: int, buckets: int, rf: int
                         ) -> tuple[Assignment, dict[int, LeaderAndIsr]]:
-        replicas = assign_replicas(buckets, rf, self._live_racks(), seed)
+        replicas = assign_replicas(buckets, rf, self._placeable_racks(), seed)
+        resting = self.tagged(ServerTag.TEMPORARY_OFFLINE)
+        # a TEMPORARY_OFFLINE server leads no new bucket that has another replica
+        replicas = {b: leaders_last(r, resting) if r[0] in resting else r for b, r in replicas.items()}
         leaders = {b: LeaderAndIsr(r[0], 0, list(r), self.ctx.epoch, 0) for b, r in replicas.items()}
         return Assignment(table_id, replicas), leaders
 
@@ -533,7 +546,8 @@ class CoordinatorEventProcessor:
                 continue
             isr = [r for r in lai.isr if r != sid]
             if lai.leader == sid:
-                candidates = [r for r in isr if r in self.ctx.live_servers and r not in self.ineligible]
+                candidates = leaders_last([r for r in isr if r in self.ctx.live_servers and r not in self.ineligible],
+                                          self.not_leading)
                 if candidates:
                     new = LeaderAndIsr(candidates[0], lai.leader_epoch + 1, isr, self.ctx.epoch, lai.bucket_epoch + 1)
                 else:  # keep the last leader in the ISR: it is the one that must come back
@@ -587,30 +601,35 @@ class CoordinatorEventProcessor:
                 raise FlussError(f"Table '{path}' is not partitioned (partition '{partition_name}' given)",
                                  ErrorCode.PARTITION_NOT_EXISTS)
             pid, where = -1, f"table '{path}'"
-        check_targets(targets, info.num_buckets, set(self.ctx.live_servers), self.ineligible, where)
-        current = self.ctx.assignments[(info.table_id, pid)]
-        records: list[ReassignmentRecord] = []
+        check_targets(targets, info.num_buckets, set(self.ctx.live_servers), self.ineligible, where,
+                      self.tagged(ServerTag.PERMANENT_OFFLINE))
         for bucket, target in sorted(targets.items()):
-            tb = TableBucket(info.table_id, bucket, pid)
-            running = self.ctx.reassignments.get(tb)
-            if running is not None:
-                if running.target == list(target):
-                    continue
+            running = self.ctx.reassignments.get(TableBucket(info.table_id, bucket, pid))
+            if running is not None and running.target != list(target):
                 raise FlussError(f"Bucket {bucket} of {where} is already moving to {running.target}: wait until "
                                  "that move finishes", ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
+        await self._start_moves(info.table_id, pid, targets)
+
+    async def _start_moves(self, table_id: int, pid: int, targets: dict[int, list[int]]) -> None:
+        """Starts moving the buckets of one table (or partition) that are not moving yet (checked targets)."""
+        current = self.ctx.assignments[(table_id, pid)]
+        records: list[ReassignmentRecord] = []
+        for bucket, target in sorted(targets.items()):
+            if TableBucket(table_id, bucket, pid) in self.ctx.reassignments:
+                continue
             original = current.buckets[bucket]
             if original != list(target):
-                records.append(ReassignmentRecord(info.table_id, pid, bucket, list(original), list(target), now_ms()))
+                records.append(ReassignmentRecord(table_id, pid, bucket, list(original), list(target), now_ms()))
         if not records:
             return
-        new = Assignment(info.table_id, {b: list(r) for b, r in current.buckets.items()})
+        new = Assignment(table_id, {b: list(r) for b, r in current.buckets.items()})
         for rec in records:
             new.buckets[rec.bucket] = widened(rec.original, rec.target)
         await self._zk(self.zk.start_reassignments, new, pid, records)
-        self.ctx.assignments[(info.table_id, pid)] = new
+        self.ctx.assignments[(table_id, pid)] = new
         by_server: dict[int, list[TableBucket]] = {}
         for rec in records:
-            tb = TableBucket(info.table_id, rec.bucket, pid)
+            tb = TableBucket(table_id, rec.bucket, pid)
             self.ctx.reassignments[tb] = rec
             for sid in new.buckets[rec.bucket]:
                 by_server.setdefault(sid, []).append(tb)
@@ -618,11 +637,116 @@ class CoordinatorEventProcessor:
         for sid, tbs in by_server.items():
             self.notifier.leader_and_isr(sid, tbs)
         for rec in records:  # a move that adds no replica (fewer replicas, another order) finishes at once
-            await self._advance_reassignment(TableBucket(info.table_id, rec.bucket, pid))
+            await self._advance_reassignment(TableBucket(table_id, rec.bucket, pid))
 
     async def _advance_reassignments(self) -> None:
         for tb in sorted(self.ctx.reassignments):
             await self._advance_reassignment(tb)
+        await self._drain()
+
+    # ------------------------------------------------------------ server tags (coordinator/server_tags.py)
+
+    @property
+    def not_leading(self) -> set[int]:
+        """Servers that should lead nothing while another in-sync replica can (tagged)."""
+        return set(self.ctx.server_tags)
+
+    async def add_server_tag(self, server_ids: list[int], tag: int) -> None:
+        await self.submit(self._add_server_tag, list(server_ids), tag)
+
+    async def _add_server_tag(self, server_ids: list[int], tag_value: int) -> None:
+        tag = parse_tag(tag_value)
+        check_tag_request(server_ids, f"tag {tag.name}")
+        unknown = [s for s in server_ids if s not in self.ctx.live_servers]
+        if unknown:
+            raise FlussError(f"Tablet server(s) {unknown} are not live tablet servers (live: "
+                             f"{sorted(self.ctx.live_servers)})", ErrorCode.SERVER_NOT_EXIST_EXCEPTION)
+        tagged = {s: self.ctx.server_tags[s] for s in server_ids if s in self.ctx.server_tags}
+        if tagged:
+            raise FlussError("Tablet server(s) already tagged: " + ", ".join(
+                f"{s} ({t.name})" for s, t in sorted(tagged.items())), ErrorCode.SERVER_TAG_ALREADY_EXIST_EXCEPTION)
+        tags = {**self.ctx.server_tags, **{s: tag for s in server_ids}}
+        await self._zk(self.zk.set_server_tags, {s: t.name for s, t in tags.items()})
+        self.ctx.server_tags = tags
+        log.info("tablet server(s) %s tagged %s", server_ids, tag.name)
+        for sid in server_ids:
+            await self._lead_elsewhere(sid)
+        if tag == ServerTag.PERMANENT_OFFLINE:
+            await self._drain()
+
+    async def remove_server_tag(self, server_ids: list[int], tag: int) -> None:
+        await self.submit(self._remove_server_tag, list(server_ids), tag)
+
+    async def _remove_server_tag(self, server_ids: list[int], tag_value: int) -> None:
+        tag = parse_tag(tag_value)
+        check_tag_request(server_ids, f"untag {tag.name}")
+        missing = [s for s in server_ids if self.ctx.server_tags.get(s) != tag]
+        if missing:
+            raise FlussError(f"Tablet server(s) {missing} are not tagged {tag.name}",
+                             ErrorCode.SERVER_TAG_NOT_EXIST_EXCEPTION)
+        tags = {s: t for s, t in self.ctx.server_tags.items() if s not in server_ids}
+        await self._zk(self.zk.set_server_tags, {s: t.name for s, t in tags.items()})
+        self.ctx.server_tags = tags
+        log.info("tablet server(s) %s no longer tagged %s", server_ids, tag.name)
+        for sid in server_ids:
+            await self._lead_preferred(sid)
+
+    async def _lead_elsewhere(self, sid: int) -> None:
+        """Moves each leadership of a tagged server to another live eligible in-sync replica (ISR unchanged)."""
+        for tb in self.ctx.buckets_hosted_by(sid):
+            lai, version = self.ctx.leaders[tb]
+            if lai.leader != sid:
+                continue
+            others = [r for r in lai.isr if r != sid and r in self.ctx.live_servers and r not in self.ineligible
+                      and r not in self.not_leading]
+            if others:
+                await self._write_leader(tb, LeaderAndIsr(others[0], lai.leader_epoch + 1, lai.isr, self.ctx.epoch,
+                                                          lai.bucket_epoch + 1), version)
+
+    async def _lead_preferred(self, sid: int) -> None:
+        """Gives an untagged server back the leadership of the buckets whose preferred (first) replica it is."""
+        if sid not in self.ctx.live_servers or sid in self.ineligible:
+            return
+        for tb in self.ctx.buckets_hosted_by(sid):
+            lai, version = self.ctx.leaders[tb]
+            if self.ctx.replicas(tb)[0] == sid and lai.leader != sid and sid in lai.isr \
+                    and tb not in self.ctx.reassignments:
+                await self._write_leader(tb, LeaderAndIsr(sid, lai.leader_epoch + 1, lai.isr, self.ctx.epoch,
+                                                          lai.bucket_epoch + 1), version)
+
+    async def _drain(self) -> None:
+        """Starts moving every replica off the servers tagged PERMANENT_OFFLINE (buckets not moving already)."""
+        retiring = self.tagged(ServerTag.PERMANENT_OFFLINE)
+        if not retiring:
+            return
+        candidates = sorted(s for s in self._placeable_racks() if s not in self.ineligible
+                            and self.ctx.server_tags.get(s) is None)
+        racks = {sid: node.rack for sid, node in self.ctx.live_servers.items()}
+        load: dict[int, int] = {}
+        for a in self.ctx.assignments.values():
+            for replicas in a.buckets.values():
+                for r in replicas:
+                    load[r] = load.get(r, 0) + 1
+        moves: dict[tuple[int, int], dict[int, list[int]]] = {}
+        stuck = 0
+        for sid in sorted(retiring):
+            for tb in self.ctx.buckets_hosted_by(sid):
+                if tb in self.ctx.reassignments:
+                    continue
+                key = (tb.table_id, tb.partition_id_or_none_value)
+                current = moves.get(key, {}).get(tb.bucket_id, self.ctx.replicas(tb))
+                target = drain_target(current, sid, candidates, racks, load)
+                if target is None:
+                    stuck += 1
+                    continue
+                moves.setdefault(key, {})[tb.bucket_id] = target
+                for r in set(target) - set(current):
+                    load[r] = load.get(r, 0) + 1
+        if stuck:
+            log.warning("draining %s: %d replica(s) have no server to go to (every live untagged server holds "
+                        "their bucket already)", sorted(retiring), stuck)
+        for (table_id, pid), targets in sorted(moves.items()):
+            await self._start_moves(table_id, pid, targets)
 
     async def _advance_reassignment(self, tb: TableBucket) -> None:
         """Finishes a move whose target replicas are all in the ISR (and re-announces a widened one whose new
@@ -634,7 +758,8 @@ class CoordinatorEventProcessor:
             return
         lai, version = entry
         replicas = self.ctx.replicas(tb)
-        step = finish_step(lai, rec.target, set(self.ctx.live_servers), self.ineligible, self.ctx.epoch)
+        step = finish_step(lai, rec.target, set(self.ctx.live_servers), self.ineligible, self.ctx.epoch,
+                           self.not_leading)
         if step is None:
             return
         if step.changed:
@@ -759,7 +884,8 @@ class CoordinatorEventProcessor:
             lai, version = self.ctx.leaders[tb]
             isr = [r for r in lai.isr if r != server_id]
             if lai.leader == server_id:
-                candidates = [r for r in isr if r in self.ctx.live_servers and r not in self.ineligible]
+                candidates = leaders_last([r for r in isr if r in self.ctx.live_servers and r not in self.ineligible],
+                                          self.not_leading)
                 if not candidates:
                     remaining += 1
                     continue

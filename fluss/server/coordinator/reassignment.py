@@ -29,9 +29,10 @@ MAX_BUCKETS_PER_REQUEST = 1000
 
 
 def check_targets(targets: dict[int, list[int]], bucket_count: int, live: set[int], ineligible: set[int],
-                  where: str) -> None:
+                  where: str, retiring: set[int] = frozenset()) -> None:
     """Raises naming the first problem of a request: no bucket, a bucket out of range, an empty replica set,
-    a server listed twice, a server that is not a live tablet server, or one that is stopping."""
+    a server listed twice, a server that is not a live tablet server, one that is stopping, or one being drained
+    (``retiring``: tagged PERMANENT_OFFLINE)."""
     if not targets:
         raise FlussError(f"No bucket to reassign in the request for {where}", ErrorCode.INVALID_REPLICATION_FACTOR)
     if len(targets) > MAX_BUCKETS_PER_REQUEST:
@@ -56,6 +57,10 @@ def check_targets(targets: dict[int, list[int]], bucket_count: int, live: set[in
         if stopping:
             raise FlussError(f"Bucket {bucket} of {where}: tablet server(s) {stopping} are shutting down or cannot "
                              "write their disk", ErrorCode.INELIGIBLE_REPLICA_EXCEPTION)
+        drained = [r for r in replicas if r in retiring]
+        if drained:
+            raise FlussError(f"Bucket {bucket} of {where}: tablet server(s) {drained} are tagged PERMANENT_OFFLINE "
+                             "(being drained)", ErrorCode.INELIGIBLE_REPLICA_EXCEPTION)
 
 
 def widened(original: list[int], target: list[int]) -> list[int]:
@@ -72,14 +77,16 @@ class Finish:
 
 
 def finish_step(lai: LeaderAndIsr, target: list[int], live: set[int], ineligible: set[int],
-                coordinator_epoch: int) -> Finish | None:
-    """What finishes a move, or None while a target replica is outside the ISR (or no target replica can lead)."""
+                coordinator_epoch: int, avoid: set[int] = frozenset()) -> Finish | None:
+    """What finishes a move, or None while a target replica is outside the ISR (or no target replica can lead).
+    A new leader is taken among the target replicas, those in ``avoid`` (tagged servers) last."""
     if any(r not in lai.isr for r in target):
         return None
     if lai.leader in target and lai.leader in live:
         leader = lai.leader
     else:
-        candidates = [r for r in target if r in lai.isr and r in live and r not in ineligible]
+        ordered = [r for r in target if r not in avoid] + [r for r in target if r in avoid]
+        candidates = [r for r in ordered if r in lai.isr and r in live and r not in ineligible]
         if not candidates:
             return None
         leader = candidates[0]

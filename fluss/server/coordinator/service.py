@@ -204,6 +204,16 @@ class AdminServicer(rpc.AdminServiceServicer):
                                             targets)
         return pb.AlterTableAssignmentResponse(error=OK)
 
+    @_guard(pb.AddServerTagResponse)
+    async def AddServerTag(self, request, context):
+        await self.p.add_server_tag(list(request.server_ids), request.server_tag)
+        return pb.AddServerTagResponse(error=OK)
+
+    @_guard(pb.RemoveServerTagResponse)
+    async def RemoveServerTag(self, request, context):
+        await self.p.remove_server_tag(list(request.server_ids), request.server_tag)
+        return pb.RemoveServerTagResponse(error=OK)
+
     @_guard(pb.ListReassignmentsResponse)
     async def ListReassignments(self, request, context):
         out = []

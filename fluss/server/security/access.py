@@ -130,6 +130,8 @@ RULES: dict[str, Rule] = {
     # moving replicas between servers is a cluster operation (Kafka: ALTER / DESCRIBE on the cluster)
     "AlterTableAssignment": lambda r, check, _: check(ALTER, Resource.cluster()),
     "ListReassignments": lambda r, check, _: check(DESCRIBE, Resource.cluster()),
+    "AddServerTag": lambda r, check, _: check(ALTER, Resource.cluster()),
+    "RemoveServerTag": lambda r, check, _: check(ALTER, Resource.cluster()),
 }
 
 

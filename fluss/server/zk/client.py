@@ -419,6 +419,21 @@ class ZooKeeperClient:
         except NoNodeError:
             pass
 
+    def get_server_tags(self) -> dict[int, str]:
+        """Tablet server id -> tag name (``/server_tags``; empty when no server is tagged)."""
+        try:
+            data, _ = self._zk.get(paths.SERVER_TAGS)
+        except NoNodeError:
+            return {}
+        return {int(sid): tag for sid, tag in loads(data).get("tags", {}).items()}
+
+    def set_server_tags(self, tags: dict[int, str]) -> None:
+        data = dumps({"tags": {str(sid): tag for sid, tag in sorted(tags.items())}})
+        try:
+            self._zk.set(paths.SERVER_TAGS, data)
+        except NoNodeError:
+            self._zk.create(paths.SERVER_TAGS, data, makepath=True)
+
     def delete_assignment(self, table_id: int, partition_id: int) -> None:
         try:
             self._zk.delete(paths.bucket_root(table_id, partition_id), recursive=True)

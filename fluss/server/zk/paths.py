@@ -20,6 +20,7 @@ describes each node and the JSON stored in it.
     /tabletservers/partitions/{partition_id}      replica assignment of a partition {table_id, buckets}
     /tabletservers/partitions/{partition_id}/buckets/{b}/leader_isr
     /reassignments/{table_id}_{partition_id}_{b}  a bucket being reassigned {original, target} (partition_id -1: none)
+    /server_tags                                  tags of tablet servers {tags: {id: PERMANENT_OFFLINE|TEMPORARY_OFFLINE}}
     /acls/{CLUSTER|DATABASE|TABLE}/{name}        the ACLs of one resource {acls: [{principal, operation, ...}]}
     /acl_changes                                  its data version changes with every ACL change (servers watch it)
 """
@@ -39,6 +40,7 @@ TABLE_ASSIGNMENTS = "/tabletservers/tables"
 PARTITION_ASSIGNMENTS = "/tabletservers/partitions"
 ACLS = "/acls"
 REASSIGNMENTS = "/reassignments"
+SERVER_TAGS = "/server_tags"
 ACL_CHANGES = "/acl_changes"
 
 
