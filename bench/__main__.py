@@ -1,5 +1,5 @@
 """``python -m bench [--quick | --full] [--only FAMILY,...]``: runs the suite (families: raw, fluss, gateway,
-recovery, remote, tiering, flink, metrics, redis, kafka, kafka3, upstream), prints the table and writes
+recovery, reassign, remote, tiering, flink, metrics, redis, kafka, kafka3, upstream), prints the table and writes
 ``bench/results/latest.json``."""
 
 from __future__ import annotations

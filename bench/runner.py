@@ -22,6 +22,7 @@ from bench import (
     fluss_failover,
     fluss_log,
     fluss_metrics,
+    fluss_reassignment,
     fluss_recovery,
     fluss_remote,
     fluss_security,
@@ -38,8 +39,8 @@ from bench.data import LOGICAL_ROW_BYTES, PROJECTED, SCHEMA, arrow_bytes_per_row
 from bench.model import FAILED, Measurement, Profile
 from bench.setup import KAFKA_LIB
 
-FAMILIES = ("raw", "fluss", "security", "gateway", "recovery", "remote", "tiering", "flink", "metrics", "redis", "kafka",
-            "kafka3", "upstream")
+FAMILIES = ("raw", "fluss", "security", "gateway", "recovery", "reassign", "remote", "tiering", "flink", "metrics",
+            "redis", "kafka", "kafka3", "upstream")
 
 
 def machine() -> dict:
@@ -85,6 +86,7 @@ def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
         ("recovery", lambda: fluss_recovery.run(profile) + fluss_failover.run(profile), "fluss",
          ("kv.recovery", "log.failover")),
         ("remote", lambda: fluss_remote.run(profile), "fluss", ("remote",)),
+        ("reassign", lambda: fluss_reassignment.run(profile), "fluss", ("log.reassign", "kv.reassign")),
         ("tiering", lambda: lake_tiering.run(profile), "fluss", ("tiering",)),
         ("flink", lambda: flink_sql.run(profile), "fluss", ("flink",)),
         ("metrics", lambda: fluss_metrics.run(profile), "fluss", ("metrics",)),
