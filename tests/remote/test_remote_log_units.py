@@ -40,7 +40,7 @@ def batch(start: int, n: int, writer_id: int = -1, sequence: int = -1) -> bytes:
     return build_batch(rb, schema_id=1, compression=0, writer_id=writer_id, batch_sequence=sequence)
 
 
-_sequences: dict[int, int] = {}
+_sequences: dict[Path, int] = {}  # per tablet directory (an object id may be reused by a later test's tablet)
 
 
 def fill(tablet: LogTablet, count: int, *, writer_id: int = 7, epoch: int = 1, timestamp: int | None = None) -> None:
@@ -48,9 +48,9 @@ def fill(tablet: LogTablet, count: int, *, writer_id: int = 7, epoch: int = 1, t
     while tablet.log_end_offset < count:
         start = tablet.log_end_offset
         n = min(9, count - start)
-        seq = _sequences.get(id(tablet), 0)
+        seq = _sequences.get(tablet.directory, 0)
         tablet.append_as_leader(batch(start, n, writer_id, seq), epoch, commit_timestamp=timestamp)
-        _sequences[id(tablet)] = seq + 1
+        _sequences[tablet.directory] = seq + 1
     tablet.update_high_watermark(tablet.log_end_offset)
 
 
