@@ -32,6 +32,11 @@ VIEWS = pa.schema([pa.field("id", pa.int64(), nullable=False), ("url", pa.string
 STREAM_TIMEOUT_S = 120
 
 
+def visits(ids: range, day: str) -> pa.RecordBatch:
+    return pa.RecordBatch.from_pydict({"id": list(ids), "url": [f"/u/{i}" for i in ids], "day": [day] * len(ids)},
+                                      schema=VIEWS)
+
+
 def events(start: int, n: int) -> pa.RecordBatch:
     ids = list(range(start, start + n))
     return pa.RecordBatch.from_pydict({
@@ -189,10 +194,6 @@ async def test_partitioned_log_table_is_read_per_partition_from_the_lake_and_the
     path = TablePath(flink_lake_db, "visits")
     info = await create(flink_lake_conn, path, VIEWS, buckets=2, partition_keys=["day"], **{"bucket.key": "id"})
 
-    def visits(ids: range, day: str) -> pa.RecordBatch:
-        return pa.RecordBatch.from_pydict({"id": list(ids), "url": [f"/u/{i}" for i in ids], "day": [day] * len(ids)},
-                                          schema=VIEWS)
-
     await append(flink_lake_conn, path, visits(range(0, 40), "2026-01-01"), visits(range(40, 70), "2026-01-02"))
     await tier(flink_lake_conn, info)
     await append(flink_lake_conn, path, visits(range(70, 80), "2026-01-02"), visits(range(80, 95), "2026-01-03"))
@@ -220,10 +221,6 @@ async def test_streaming_union_read_gives_a_dropped_partitions_lake_rows_once_th
         stream_env, lake_catalog, flink_lake_conn, flink_lake_db):
     path = TablePath(flink_lake_db, "expiring")
     info = await create(flink_lake_conn, path, VIEWS, buckets=2, partition_keys=["day"], **{"bucket.key": "id"})
-
-    def visits(ids: range, day: str) -> pa.RecordBatch:
-        return pa.RecordBatch.from_pydict({"id": list(ids), "url": [f"/u/{i}" for i in ids], "day": [day] * len(ids)},
-                                          schema=VIEWS)
 
     await append(flink_lake_conn, path, visits(range(0, 30), "d1"), visits(range(30, 50), "d2"))
     await tier(flink_lake_conn, info)

@@ -912,18 +912,22 @@ class CoordinatorEventProcessor:
         if not remote or not record.remote_dir.startswith(f"{remote}/kv/") or ".." in record.remote_dir.split("/"):
             raise FlussError(f"KV snapshot of {tb} must live below {remote or 'remote.data.dir'}/kv/",
                              ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
+        self._check_current_leader(tb, server_id, leader_epoch, "a KV snapshot")
+        current = await self._zk(self.zk.get_kv_snapshot, tb.table_id, tb.partition_id_or_none_value, tb.bucket_id)
+        if current is not None and current.log_offset > record.log_offset:
+            return  # an older snapshot arriving late never replaces a newer one
+        await self._zk(self.zk.set_kv_snapshot, tb.table_id, tb.partition_id_or_none_value, tb.bucket_id, record)
+
+    def _check_current_leader(self, tb: TableBucket, server_id: int, leader_epoch: int, what: str) -> None:
+        """Only the bucket's current leader, in its current leader epoch, may commit ``what`` of it."""
         entry = self.ctx.leaders.get(tb)
         if entry is None:
             raise FlussError(f"{tb} does not exist", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
         lai, _ = entry
         if lai.leader != server_id or lai.leader_epoch != leader_epoch:
-            raise FlussError(f"Server {server_id} (leader epoch {leader_epoch}) may not commit a KV snapshot of {tb}: "
+            raise FlussError(f"Server {server_id} (leader epoch {leader_epoch}) may not commit {what} of {tb}: "
                              f"the leader is {lai.leader} with epoch {lai.leader_epoch}",
                              ErrorCode.FENCED_LEADER_EPOCH_EXCEPTION)
-        current = await self._zk(self.zk.get_kv_snapshot, tb.table_id, tb.partition_id_or_none_value, tb.bucket_id)
-        if current is not None and current.log_offset > record.log_offset:
-            return  # an older snapshot arriving late never replaces a newer one
-        await self._zk(self.zk.set_kv_snapshot, tb.table_id, tb.partition_id_or_none_value, tb.bucket_id, record)
 
     async def kv_snapshot(self, tb: TableBucket) -> KvSnapshotRecord | None:
         return await self._zk(self.zk.get_kv_snapshot, tb.table_id, tb.partition_id_or_none_value, tb.bucket_id)
@@ -953,14 +957,7 @@ class CoordinatorEventProcessor:
                              f"{record.remote_log_size} and {record.segment_count} segment(s): sizes and counts are "
                              "not negative, offsets are -1 (none) or more, and segments cover start < end",
                              ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
-        entry = self.ctx.leaders.get(tb)
-        if entry is None:
-            raise FlussError(f"{tb} does not exist", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
-        lai, _ = entry
-        if lai.leader != server_id or lai.leader_epoch != leader_epoch:
-            raise FlussError(f"Server {server_id} (leader epoch {leader_epoch}) may not commit the remote log of {tb}: "
-                             f"the leader is {lai.leader} with epoch {lai.leader_epoch}",
-                             ErrorCode.FENCED_LEADER_EPOCH_EXCEPTION)
+        self._check_current_leader(tb, server_id, leader_epoch, "the remote log")
         pid = tb.partition_id_or_none_value
         current = await self._zk(self.zk.get_remote_log_manifest, tb.table_id, pid, tb.bucket_id)
         if current is not None and current.manifest_path == record.manifest_path:
