@@ -82,11 +82,14 @@ def connector_jar_urls() -> list[str]:
 def add_connector_jars(env: Any) -> list[str]:
     """Append the connector jar and its lib jars (:func:`connector_lib_jars`) to ``pipeline.jars`` of a PyFlink
     ``TableEnvironment`` or ``StreamExecutionEnvironment`` (jars already listed are kept; adding twice is a no-op).
+    Jars already on the PyFlink JVM's class path (Flink's ``lib/`` way of installing a connector) are not shipped
+    again: a second copy in the job's class loader would load every class twice.
 
     Returns:
         the jar URLs of ``pipeline.jars`` afterwards.
     """
-    urls = connector_jar_urls()
+    on_class_path = jvm_class_path()
+    urls = [u for u in connector_jar_urls() if _url_path(u) not in on_class_path]
     from pyflink.common import Configuration
     from pyflink.datastream import StreamExecutionEnvironment
     from pyflink.table import TableEnvironment
@@ -107,6 +110,20 @@ def add_connector_jars(env: Any) -> list[str]:
             env.add_jars(*missing)
         return _stream_env_jars(env)
     raise TypeError(f"expected a PyFlink TableEnvironment or StreamExecutionEnvironment, got {type(env).__name__}")
+
+
+def jvm_class_path() -> set[str]:
+    """The resolved paths of the PyFlink JVM's class path entries (started if needed)."""
+    from pyflink.java_gateway import get_gateway
+
+    entries = get_gateway().jvm.System.getProperty("java.class.path") or ""
+    return {str(Path(e).resolve()) for e in entries.split(os.pathsep) if e}
+
+
+def _url_path(url: str) -> str:
+    from urllib.parse import unquote, urlparse
+
+    return str(Path(unquote(urlparse(url).path)).resolve())
 
 
 def _stream_env_jars(env: Any) -> list[str]:
