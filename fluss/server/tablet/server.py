@@ -51,7 +51,7 @@ from fluss.server.metrics.common import ServerMetrics
 from fluss.server.metrics.tablet import TabletServerMetrics
 from fluss.server.replica.fetcher import ReplicaFetcherManager
 from fluss.server.replica.manager import ReplicaManager
-from fluss.server.replica.throttle import ByteRateLimiter
+from fluss.server.replica.throttle import limiter_for
 from fluss.server.security.server_security import ServerSecurity
 from fluss.server.tablet.control_checks import ControlRequestChecker
 from fluss.server.tablet.coordinator_channel import CoordinatorChannel
@@ -139,12 +139,8 @@ class TabletServer:
 
     def _apply_throttle(self) -> None:
         """``log.replica.catch-up-throttle`` (dynamic): a new rate replaces the limiter, unset removes it."""
-        rate = self.config.get_bytes(REPLICA_CATCH_UP_THROTTLE) if self.config.get(REPLICA_CATCH_UP_THROTTLE) else 0
-        current = self.replicas.catch_up_throttle
-        if not rate:
-            self.replicas.catch_up_throttle = None
-        elif current is None or current.rate != rate:
-            self.replicas.catch_up_throttle = ByteRateLimiter(rate)
+        rate = self.config.get_bytes(REPLICA_CATCH_UP_THROTTLE) if self.config.get(REPLICA_CATCH_UP_THROTTLE) else None
+        self.replicas.catch_up_throttle = limiter_for(self.replicas.catch_up_throttle, rate)
 
     def _table_path_of(self, table_id: int):
         info = self.replicas.tables.get(table_id)
