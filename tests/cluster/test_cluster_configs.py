@@ -130,15 +130,27 @@ async def test_a_dynamic_option_takes_effect_without_restart_and_survives_restar
     assert (entry.value, entry.source) == ("10min", "DEFAULT_CONFIG")
 
 
-async def test_catch_up_throttle_and_lake_options_are_set_and_reset(cconn):
+async def test_catch_up_throttle_and_lake_options_are_set_and_reset(cconn, tmp_path):
     admin = cconn.get_admin()
+    await admin.create_database("cfg", ignore_if_exists=True)
+    lake_table = TableDescriptor(Schema(SCHEMA), bucket_count=1, properties={"table.datalake.enabled": "true"})
+    with pytest.raises(FlussError) as err:  # no lake configured on this cluster yet
+        await admin.create_table(TablePath("cfg", "lake_before"), lake_table)
+    assert err.value.error_code == ErrorCode.LAKE_STORAGE_NOT_CONFIGURED_EXCEPTION, err.value
+    warehouse = str(tmp_path / "warehouse")
     await admin.alter_cluster_configs([AlterConfig("log.replica.catch-up-throttle", "5mb"),
                                        AlterConfig("datalake.format", "paimon"),
-                                       AlterConfig("datalake.paimon.warehouse", "/tmp/never-used-warehouse")])
+                                       AlterConfig("datalake.paimon.warehouse", warehouse)])
     entries = await _entries(admin)
     assert entries["log.replica.catch-up-throttle"].value == "5mb"
     assert (entries["datalake.format"].value, entries["datalake.format"].source) == ("paimon",
                                                                                      "DYNAMIC_SERVER_CONFIG")
+    # the running coordinator now creates lake tables in the new warehouse (no restart)
+    path = TablePath("cfg", f"lake_{uuid.uuid4().hex[:6]}")
+    await admin.create_table(path, lake_table)
+    props = (await admin.get_table_info(path)).descriptor.properties
+    assert props["table.datalake.format"] == "paimon"
+    assert props["table.datalake.paimon.warehouse"] == warehouse
     await admin.alter_cluster_configs([AlterConfig(k, op_type=AlterConfigOpType.DELETE) for k in (
         "log.replica.catch-up-throttle", "datalake.format", "datalake.paimon.warehouse")])
     entries = await _entries(admin)
