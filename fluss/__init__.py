@@ -23,7 +23,10 @@ from fluss.client.writer import AppendWriter, WriteResultHandle
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import (
     EARLIEST_OFFSET,
+    AlterConfig,
+    AlterConfigOpType,
     BucketReassignment,
+    ConfigEntry,
     DatabaseDescriptor,
     DatabaseInfo,
     LakeSnapshot,
@@ -50,5 +53,5 @@ __all__ = [
     "ServerNode", "TableAppend", "TableBucket", "TableChange", "TableDescriptor", "TableInfo", "TableLookup",
     "TablePath", "TablePrefixLookup", "TableScan", "TableStats", "TableUpsert", "UpsertWriter", "WriteResultHandle",
     "AclBinding", "AclBindingFilter", "OperationType", "PermissionType", "Principal", "Resource", "ResourceType",
-    "BucketReassignment", "ServerTag",
+    "BucketReassignment", "ServerTag", "AlterConfig", "AlterConfigOpType", "ConfigEntry",
 ]

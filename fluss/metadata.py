@@ -534,6 +534,47 @@ class ServerTag(IntEnum):
     TEMPORARY_OFFLINE = 1
 
 
+class AlterConfigOpType(IntEnum):
+    """How :class:`AlterConfig` changes a dynamic server option (Fluss's ``AlterConfigOpType``, same numbers on the
+    wire): ``SET`` it, or ``DELETE`` the override (back to the servers' own value). APPEND and SUBTRACT (list
+    options in Fluss) are refused by the servers: no dynamic option here is a list."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+@dataclass(frozen=True)
+class AlterConfig:
+    """One change of ``Admin.alter_cluster_configs`` (Fluss's ``AlterConfig``): ``value`` is ignored by DELETE."""
+
+    key: str
+    value: str | None = None
+    op_type: AlterConfigOpType = AlterConfigOpType.SET
+
+    def to_pb(self) -> pb.AlterConfigPb:
+        msg = pb.AlterConfigPb(key=self.key, op_type=int(AlterConfigOpType(self.op_type)))
+        if self.value is not None:
+            msg.value = str(self.value)
+        return msg
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """A server option as ``Admin.describe_cluster_configs`` reports it (Fluss's ``ConfigEntry``): ``source`` is
+    ``DYNAMIC_SERVER_CONFIG`` (set with ``alter_cluster_configs``), ``INITIAL_SERVER_CONFIG`` (the servers'
+    ``server.yaml``) or ``DEFAULT_CONFIG``; secrets come back masked."""
+
+    key: str
+    value: str | None
+    source: str
+
+    @classmethod
+    def from_pb(cls, msg: pb.ConfigEntryPb) -> ConfigEntry:
+        return cls(msg.key, msg.value if msg.HasField("value") else None, msg.config_source)
+
+
 @dataclass(frozen=True)
 class BucketReassignment:
     """A bucket moving from ``original_replicas`` to ``target_replicas`` (``Admin.list_reassignments``);

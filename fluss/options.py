@@ -1,7 +1,8 @@
 """Declared options: one typed declaration per configuration key, and registries that check keys and values.
 
 An :class:`Option` says everything there is to know about one key: its type, default, allowed values, bounds,
-whether a live table may change it (``alterable``), a one-line description, and whether this project implements it
+whether a live table may change it (``alterable``), whether a running cluster may change a server option
+(``dynamic``: ``admin.alter_cluster_configs``, see ``fluss.server.dynamic_config``), a one-line description, and whether this project implements it
 yet (``implemented``; an unimplemented key names what will bring it in ``planned``). A key may be a *pattern*:
 ``<name>`` stands for one dot-free segment (``fields.<column>.agg``) and a trailing ``*`` for any rest
 (``table.datalake.paimon.*``).
@@ -60,6 +61,7 @@ class Option:
     min: int | None = None  # INT/LONG: smallest value; DURATION: in ms; MEMORY_SIZE: in bytes
     max: int | None = None
     alterable: bool = False  # may be changed on a live table (ALTER TABLE ... SET)
+    dynamic: bool = False  # a server option the running cluster may change (admin.alter_cluster_configs)
     implemented: bool = True
     planned: str = ""  # for an unimplemented key: what will implement it
     case_sensitive: bool = False  # ENUM values compared exactly (merge-engine names) or case-insensitively
@@ -149,6 +151,8 @@ class Option:
             out["max"] = self.max
         if self.planned:
             out["planned"] = self.planned
+        if self.dynamic:
+            out["dynamic"] = True
         return out
 
 

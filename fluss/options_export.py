@@ -1,4 +1,5 @@
-"""``python -m fluss.options_export [--check]`` (``make options``): the option registries as JSON.
+"""``python -m fluss.options_export [--check]`` (``make options``): the option registries as JSON (table,
+connector and server options; a server option the running cluster may change is marked ``"dynamic": true``).
 
 The Java connector reads ``REGISTRY_JSON`` (a resource of its jar): which ``WITH (...)`` keys are table properties,
 and its tests check its own option list against it. ``tests/test_table_options.py`` fails when the committed file
@@ -11,6 +12,7 @@ import json
 import sys
 from pathlib import Path
 
+from fluss.server.config import SERVER_OPTIONS
 from fluss.table_options import CONNECTOR_OPTIONS, TABLE_OPTIONS
 
 REGISTRY_JSON = (Path(__file__).resolve().parent.parent / "connector" / "src" / "main" / "resources" / "org" / "fluss"
@@ -18,8 +20,9 @@ REGISTRY_JSON = (Path(__file__).resolve().parent.parent / "connector" / "src" / 
 
 
 def registry_json() -> str:
-    """Both registries as JSON (sorted, stable)."""
-    doc = {"table_options": TABLE_OPTIONS.to_json(), "connector_options": CONNECTOR_OPTIONS.to_json()}
+    """The registries as JSON (sorted, stable); server options say which ones are ``dynamic``."""
+    doc = {"table_options": TABLE_OPTIONS.to_json(), "connector_options": CONNECTOR_OPTIONS.to_json(),
+           "server_options": SERVER_OPTIONS.to_json()}
     return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 

@@ -40,3 +40,14 @@ def test_an_oversized_batch_is_paid_back_before_more_is_served():
 def test_the_rate_must_be_positive():
     with pytest.raises(ValueError, match="positive"):
         ByteRateLimiter(0)
+
+
+def test_a_changed_option_replaces_the_limiter_only_when_its_rate_changes():
+    from fluss.server.replica.throttle import limiter_for
+
+    first = limiter_for(None, 1000)
+    assert first is not None and first.rate == 1000
+    assert limiter_for(first, 1000) is first  # same rate: the tokens already spent stay spent
+    faster = limiter_for(first, 5000)
+    assert faster is not first and faster.rate == 5000
+    assert limiter_for(faster, None) is None  # unset: no limit

@@ -11,6 +11,11 @@ replication factor; it exits 0 only when everything is up and registered (1 othe
 ``--json`` it prints one JSON object instead: the processes, the registered servers (with their racks) and every
 table's buckets (leader, replicas, ISR, offsets), for scripts (same exit codes).
 
+``config get [KEY ...]`` prints the cluster's server options with their source (every one, or the keys given),
+``config set KEY=VALUE ...`` changes dynamic options of the running cluster (``admin.alter_cluster_configs``: no
+restart; a key that is not dynamic or a bad value is refused naming it) and ``config reset KEY ...`` drops their
+overrides (connects to ``--bootstrap-servers``).
+
 ``logs`` prints the servers' logs merged by time (``fluss.server.cluster_logs``), filtered by server, level,
 component and text, the last N entries (``--tail``), and follows them (``--follow``).
 """
@@ -23,7 +28,15 @@ import os
 import sys
 from pathlib import Path
 
-from fluss.cli.common import HelpFormatter, load_server_yaml, parse_overrides, progress
+from fluss.cli.common import (
+    HelpFormatter,
+    add_bootstrap,
+    client_properties,
+    load_server_yaml,
+    parse_overrides,
+    progress,
+    run_client,
+)
 
 DIR_ENV, PORT_ENV = "FLUSS_CLUSTER_DIR", "FLUSS_CLUSTER_PORT"
 DEFAULT_CLUSTER_DIR = Path(os.environ.get(DIR_ENV) or "/tmp/fluss-local-cluster")
@@ -38,7 +51,9 @@ MANAGED_KEYS = ("zookeeper.address", "bind.listeners", "advertised.listeners", "
 def add_parser(sub) -> None:
     c = sub.add_parser("cluster", help="start, inspect or stop a local cluster of separate processes",
                        description=__doc__, formatter_class=HelpFormatter)
-    c.add_argument("action", choices=["start", "status", "stop", "logs"], help="what to do")
+    c.add_argument("action", choices=["start", "status", "stop", "logs", "config"], help="what to do")
+    c.add_argument("items", nargs="*", metavar="ARG",
+                   help="config: get [KEY ...] | set KEY=VALUE ... | reset KEY ...")
     c.add_argument("--dir", default=str(DEFAULT_CLUSTER_DIR),
                    help=f"where the cluster keeps its state, data and logs (env {DIR_ENV})")
     c.add_argument("--tablet-servers", type=int, default=3, help="start: number of tablet servers")
@@ -60,6 +75,7 @@ def add_parser(sub) -> None:
     c.add_argument("--grep", default=None, help="logs: only entries containing this text")
     c.add_argument("--tail", type=int, default=0, help="logs: the last N entries (0: all)")
     c.add_argument("--follow", "-f", action="store_true", help="logs: keep printing new entries")
+    add_bootstrap(c)
     c.set_defaults(run=run)
 
 
@@ -69,6 +85,11 @@ def run(args: argparse.Namespace) -> int:
         return _start(directory, args)
     if args.action == "status":
         return _status_json(directory) if args.json else _status(directory)
+    if args.action == "config":
+        return _config(args)
+    if args.items:
+        print(f"fluss cluster {args.action} takes no positional arguments: {' '.join(args.items)}", file=sys.stderr)
+        return 2
     if args.action == "logs":
         from fluss.server.cluster_logs import show
 
@@ -201,9 +222,56 @@ def _status_json(directory: Path) -> int:
     return code
 
 
+def _config(args: argparse.Namespace) -> int:
+    """``config get|set|reset``: the cluster's options through the admin API (see the module docstring)."""
+    from fluss.metadata import AlterConfig, AlterConfigOpType
+
+    what, items = (args.items[0], args.items[1:]) if args.items else ("get", [])
+    changes: list[AlterConfig] = []
+    if what == "set":
+        for item in items:
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                print(f"config set takes KEY=VALUE, not {item!r}", file=sys.stderr)
+                return 2
+            changes.append(AlterConfig(key.strip(), value.strip(), AlterConfigOpType.SET))
+    elif what == "reset":
+        changes = [AlterConfig(k.strip(), None, AlterConfigOpType.DELETE) for k in items]
+    elif what != "get":
+        print(f"config takes get, set or reset, not {what!r}", file=sys.stderr)
+        return 2
+    if what != "get" and not changes:
+        print(f"config {what} needs at least one key", file=sys.stderr)
+        return 2
+
+    async def work(conn) -> int:
+        admin = conn.get_admin()
+        if changes:
+            await admin.alter_cluster_configs(changes)
+            for c in changes:
+                print(f"{c.key}: {'set to ' + repr(c.value) if c.op_type == AlterConfigOpType.SET else 'reset'}")
+            return 0
+        entries = await admin.describe_cluster_configs()
+        wanted = set(items)
+        shown = [e for e in entries if not wanted or e.key in wanted]
+        for missing in sorted(wanted - {e.key for e in shown}):
+            print(f"{missing}: (no value)")
+        width = max((len(e.key) for e in shown), default=0)
+        for e in shown:
+            print(f"{e.key:<{width}}  {e.value if e.value is not None else ''}  [{e.source}]")
+        return 0
+
+    from fluss.errors import FlussError
+
+    try:
+        return run_client(client_properties(args), work)
+    except FlussError as e:
+        print(f"error: {e.message}", file=sys.stderr)
+        return 1
+
+
 def _live_state(bootstrap: str) -> dict:
     """The registered servers and every table's buckets, from the cluster itself."""
-    from fluss.cli.common import run_client
     from fluss.metadata import TablePath
     from fluss.table_report import bucket_json, bucket_states, table_names
 

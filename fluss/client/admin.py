@@ -15,7 +15,9 @@ from fluss.client.io_thread import IoThread
 from fluss.client.retry import FinalError, RetryPolicy, call_with_retry
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import (
+    AlterConfig,
     BucketReassignment,
+    ConfigEntry,
     DatabaseDescriptor,
     DatabaseInfo,
     LakeSnapshot,
@@ -166,6 +168,21 @@ class AdminCalls:
         await self._c.admin_call("RemoveServerTag", pb.RemoveServerTagRequest(
             server_ids=[int(s) for s in tablet_servers], server_tag=int(ServerTag(server_tag))))
 
+    async def alter_cluster_configs(self, configs: list[AlterConfig]) -> None:
+        """Changes dynamic server options of the running cluster (Fluss's ``alterClusterConfigs``): each
+        :class:`AlterConfig` SETs a key or DELETEs its override. The coordinator checks every change first (a key
+        that is unknown or not dynamic, or a bad value, fails the whole call naming the key; nothing is stored),
+        stores the overrides in ZooKeeper and applies them; every tablet server follows within moments, without a
+        restart, and keeps them across restarts."""
+        await self._c.admin_call("AlterClusterConfigs", pb.AlterClusterConfigsRequest(
+            configs=[c.to_pb() for c in configs]))
+
+    async def describe_cluster_configs(self) -> list[ConfigEntry]:
+        """Every server option with a value, as the coordinator has it, with its source (Fluss's
+        ``describeClusterConfigs``)."""
+        resp = await self._c.admin_call("DescribeClusterConfigs", pb.DescribeClusterConfigsRequest())
+        return [ConfigEntry.from_pb(e) for e in resp.configs]
+
     async def list_reassignments(self) -> list[BucketReassignment]:
         """Buckets still moving, with their replicas and ISR now."""
         resp = await self._c.admin_call("ListReassignments", pb.ListReassignmentsRequest())
@@ -264,6 +281,7 @@ PUBLIC_METHODS = [
     "list_partition_infos", "get_server_nodes", "list_offsets", "list_partition_offsets", "get_latest_lake_snapshot",
     "get_table_stats", "list_lake_tables", "commit_lake_snapshot", "create_acls", "list_acls", "drop_acls",
     "alter_table_assignment", "list_reassignments", "add_server_tag", "remove_server_tag",
+    "alter_cluster_configs", "describe_cluster_configs",
 ]
 
 

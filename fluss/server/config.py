@@ -100,25 +100,27 @@ SERVER_OPTIONS = OptionRegistry("server option", [
     Option(REPLICA_FETCH_WAIT_MAX_TIME, _DUR, "500ms", "How long a follower fetch waits on the leader.", min=0),
     Option(REPLICA_CATCH_UP_THROTTLE, _MEM, None, "Bytes per second a leader serves, all buckets together, to "
            "followers outside the ISR (new replicas of a reassignment, followers that fell behind); unset: no limit.",
-           min=1),
+           min=1, dynamic=True),
     Option(LOG_SEGMENT_FILE_SIZE, _MEM, "1gb", "Size of a log segment file.", min=1, max=(1 << 31) - 1),
     Option(LOG_INDEX_INTERVAL_SIZE, _MEM, "4kb", "Bytes between two offset-index entries.", min=0),
-    Option(LOG_RETENTION_CHECK_INTERVAL, _DUR, "5min", "How often expired log segments are deleted.", min=1),
+    Option(LOG_RETENTION_CHECK_INTERVAL, _DUR, "5min", "How often expired log segments are deleted.", min=1,
+           dynamic=True),
     Option("log.flush.interval-messages", _I, None, "Records after which a log segment is fsynced.", min=1),
     Option(MAX_PARTITION_NUM, _I, "1000", "Partitions the cluster may hold.", min=1),
     Option(MAX_BUCKET_NUM, _I, "128000", "Buckets a table may have.", min=1),
     Option(MAX_REQUEST_SIZE, _MEM, "100mb", "Largest records payload one write request may carry per bucket.",
            min=1),
     Option(KV_SNAPSHOT_INTERVAL, _DUR, "10min", "How often changed KV state is snapshotted to remote storage.",
-           min=1),
+           min=1, dynamic=True),
     Option(KV_SNAPSHOT_NUM_RETAINED, _I, "2", "KV snapshots kept per bucket.", min=1),
     Option(HIGH_WATERMARK_CHECKPOINT_INTERVAL, _DUR, "5s",
-           "How often each bucket's high watermark and recovery point are checkpointed.", min=1),
+           "How often each bucket's high watermark and recovery point are checkpointed.", min=1, dynamic=True),
     Option(DATALAKE_FORMAT, OptionType.ENUM, None, "The cluster's data lake format (unset: no lake).",
-           values=("paimon", "iceberg", "lance"), supported_values=("paimon",)),
-    Option("datalake.paimon.*", _S, None, "Paimon catalog options of the lake (warehouse, metastore, ...)."),
+           values=("paimon", "iceberg", "lance"), supported_values=("paimon",), dynamic=True),
+    Option("datalake.paimon.*", _S, None, "Paimon catalog options of the lake (warehouse, metastore, ...).",
+           dynamic=True),
     Option(REMOTE_LOG_TASK_INTERVAL, _DUR, "1min", "How often a bucket leader copies sealed log segments to "
-           "remote storage (0: no tiered log).", min=0),
+           "remote storage (0: no tiered log).", min=0, dynamic=True),
     Option(REMOTE_LOG_INDEX_FILE_CACHE_SIZE, _MEM, "1gb", "Bytes of remote index files cached on local disk.",
            min=0),
     Option(REMOTE_LOG_MANAGER_THREAD_POOL_SIZE, _I, "4", "Buckets whose remote log is handled at once.", min=1),
@@ -132,7 +134,7 @@ SERVER_OPTIONS = OptionRegistry("server option", [
     Option(S3_PATH_STYLE_ACCESS, _B, None, "Path-style S3 addressing (MinIO, moto); virtual-host style when unset."),
     Option(S3_PATH_STYLE_ACCESS_ALIAS, _B, None, "Alias of s3.path.style.access."),
     Option(AUTO_PARTITION_CHECK_INTERVAL, _DUR, "10min", "How often automatic partitions are created and dropped.",
-           min=1),
+           min=1, dynamic=True),
     Option(METRICS_REPORTERS, _S, None, "Metric reporters to start (prometheus); unset: metrics are kept but not "
            "exported."),
     Option(METRICS_PROMETHEUS_PORT, _S, "9249", "Port, or range like 9250-9260, of the Prometheus endpoint (the "
@@ -168,10 +170,39 @@ DEFAULTS: dict[str, str] = {o.key: o.default for o in SERVER_OPTIONS if o.defaul
 
 
 class ServerConfig:
-    """The options of one server process."""
+    """The options of one server process: its static values (``server.yaml`` and ``-D``) under the cluster's
+    dynamic overrides (``admin.alter_cluster_configs``, kept in ZooKeeper; ``fluss.server.dynamic_config``
+    installs them with :meth:`set_dynamic`). Every getter sees the override first, so a component that reads its
+    option when it uses it (each round of a loop) follows a change without a restart."""
 
     def __init__(self, values: Mapping[str, object] | None = None) -> None:
         self._values: dict[str, str] = {k: str(v) for k, v in (values or {}).items()}
+        self._dynamic: dict[str, str] = {}
+
+    def set_dynamic(self, overrides: Mapping[str, str]) -> set[str]:
+        """Installs the cluster's dynamic overrides (the whole set); returns the keys whose value changed."""
+        new = {k: str(v) for k, v in overrides.items()}
+        keys = set(self._dynamic) | set(new)
+        before = {k: self.get(k) for k in keys}
+        self._dynamic = new
+        return {k for k in keys if self.get(k) != before[k]}
+
+    @property
+    def dynamic(self) -> dict[str, str]:
+        return dict(self._dynamic)
+
+    def static(self) -> dict[str, str]:
+        """The values of the server's own configuration (without the dynamic overrides or defaults)."""
+        return dict(self._values)
+
+    def source_of(self, key: str) -> str | None:
+        """Where the value of ``key`` comes from: ``DYNAMIC_SERVER_CONFIG``, ``INITIAL_SERVER_CONFIG`` (the
+        server's own configuration), ``DEFAULT_CONFIG``, or None when it has no value."""
+        if key in self._dynamic:
+            return "DYNAMIC_SERVER_CONFIG"
+        if key in self._values:
+            return "INITIAL_SERVER_CONFIG"
+        return "DEFAULT_CONFIG" if key in DEFAULTS else None
 
     @classmethod
     def load(cls, path: str | Path | None, overrides: Mapping[str, str] | None = None) -> ServerConfig:
@@ -189,6 +220,8 @@ class ServerConfig:
         return cls(values)
 
     def get(self, key: str, default: str | None = None) -> str | None:
+        if key in self._dynamic:
+            return self._dynamic[key]
         if key in self._values:
             return self._values[key]
         return DEFAULTS.get(key, default)
@@ -260,7 +293,7 @@ class ServerConfig:
         return rack
 
     def as_dict(self) -> dict[str, str]:
-        return {**DEFAULTS, **self._values}
+        return {**DEFAULTS, **self._values, **self._dynamic}
 
     def process_name(self, kind: str) -> str:
         """``coordinator-<coordinator.id>`` or ``tablet-server-<tablet-server.id>`` (log lines and metrics)."""

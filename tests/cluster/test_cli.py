@@ -198,3 +198,24 @@ def test_server_with_an_invalid_option_does_not_start_and_names_the_key(tmp_path
     assert bad.returncode == 2
     assert "'log.replica.min-in-sync-replicas-number'" in bad.stderr and "zero" in bad.stderr
     assert "'log.segment.file-sise'" in bad.stderr and "did you mean 'log.segment.file-size'" in bad.stderr
+
+
+def test_cluster_config_get_set_and_reset(cluster):
+    servers = ["--bootstrap-servers", cluster.bootstrap_servers]
+    try:
+        done = _fluss("cluster", "config", "set", "kv.snapshot.interval=9min", *servers)
+        assert done.returncode == 0, done.stderr
+        assert "kv.snapshot.interval: set to '9min'" in done.stdout
+        got = _fluss("cluster", "config", "get", "kv.snapshot.interval", "max.bucket.num", *servers)
+        assert got.returncode == 0, got.stderr
+        lines = {line.split()[0]: line.split()[1:] for line in got.stdout.splitlines()}
+        assert lines == {"kv.snapshot.interval": ["9min", "[DYNAMIC_SERVER_CONFIG]"],
+                         "max.bucket.num": ["64", "[INITIAL_SERVER_CONFIG]"]}
+        refused = _fluss("cluster", "config", "set", "data.dir=/elsewhere", *servers)
+        assert refused.returncode == 1 and "data.dir" in refused.stderr, refused.stderr
+        assert _fluss("cluster", "config", "set", "no-equals-sign", *servers).returncode == 2
+    finally:
+        reset = _fluss("cluster", "config", "reset", "kv.snapshot.interval", *servers)
+    assert reset.returncode == 0, reset.stderr
+    got = _fluss("cluster", "config", "get", "kv.snapshot.interval", *servers)
+    assert "[DEFAULT_CONFIG]" in got.stdout, got.stdout

@@ -234,3 +234,16 @@ async def test_acl_api_on_a_cluster_without_authorizer_says_security_is_disabled
     with pytest.raises(FlussError) as err:
         await admin.list_acls()
     assert err.value.error_code == ErrorCode.SECURITY_DISABLED_EXCEPTION
+
+
+async def test_cluster_configs_need_alter_and_describing_them_describe_on_the_cluster(as_admin, as_anonymous):
+    await _denied(as_anonymous.get_admin().describe_cluster_configs(), "User:ANONYMOUS", "DESCRIBE", "cluster")
+    await _denied(as_anonymous.get_admin().alter_cluster_configs(
+        [fluss.AlterConfig("kv.snapshot.interval", "1min")]), "User:ANONYMOUS", "ALTER", "cluster")
+    entries = {e.key: e for e in await as_admin.get_admin().describe_cluster_configs()}
+    assert entries["kv.snapshot.interval"].source == "DEFAULT_CONFIG"
+    # secrets of the servers' configuration are never shown
+    assert entries["security.sasl.listener.name.client.plain.jaas.config"].value == "******"
+    with pytest.raises(FlussError) as err:  # allowed: the coordinator checks the change itself
+        await as_admin.get_admin().alter_cluster_configs([fluss.AlterConfig("super.users", "User:alice")])
+    assert err.value.error_code == ErrorCode.INVALID_CONFIG_EXCEPTION and "super.users" in err.value.message

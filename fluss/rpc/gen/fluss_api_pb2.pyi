@@ -1445,3 +1445,47 @@ class DescribeLogResponse(_message.Message):
     buckets: _containers.RepeatedCompositeFieldContainer[DescribeLogBucketPb]
     error: ErrorInfo
     def __init__(self, buckets: _Optional[_Iterable[_Union[DescribeLogBucketPb, _Mapping]]] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class AlterConfigPb(_message.Message):
+    __slots__ = ("key", "value", "op_type")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    OP_TYPE_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value: str
+    op_type: int
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ..., op_type: _Optional[int] = ...) -> None: ...
+
+class AlterClusterConfigsRequest(_message.Message):
+    __slots__ = ("configs",)
+    CONFIGS_FIELD_NUMBER: _ClassVar[int]
+    configs: _containers.RepeatedCompositeFieldContainer[AlterConfigPb]
+    def __init__(self, configs: _Optional[_Iterable[_Union[AlterConfigPb, _Mapping]]] = ...) -> None: ...
+
+class AlterClusterConfigsResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
+class DescribeClusterConfigsRequest(_message.Message):
+    __slots__ = ()
+    def __init__(self) -> None: ...
+
+class ConfigEntryPb(_message.Message):
+    __slots__ = ("key", "value", "config_source")
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    VALUE_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_SOURCE_FIELD_NUMBER: _ClassVar[int]
+    key: str
+    value: str
+    config_source: str
+    def __init__(self, key: _Optional[str] = ..., value: _Optional[str] = ..., config_source: _Optional[str] = ...) -> None: ...
+
+class DescribeClusterConfigsResponse(_message.Message):
+    __slots__ = ("error", "configs")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    CONFIGS_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    configs: _containers.RepeatedCompositeFieldContainer[ConfigEntryPb]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., configs: _Optional[_Iterable[_Union[ConfigEntryPb, _Mapping]]] = ...) -> None: ...

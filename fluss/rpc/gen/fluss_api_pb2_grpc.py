@@ -164,6 +164,16 @@ class AdminServiceStub(object):
                 request_serializer=fluss__api__pb2.GetFileSystemSecurityTokenRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.GetFileSystemSecurityTokenResponse.FromString,
                 _registered_method=True)
+        self.AlterClusterConfigs = channel.unary_unary(
+                '/fluss.rpc.AdminService/AlterClusterConfigs',
+                request_serializer=fluss__api__pb2.AlterClusterConfigsRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.AlterClusterConfigsResponse.FromString,
+                _registered_method=True)
+        self.DescribeClusterConfigs = channel.unary_unary(
+                '/fluss.rpc.AdminService/DescribeClusterConfigs',
+                request_serializer=fluss__api__pb2.DescribeClusterConfigsRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.DescribeClusterConfigsResponse.FromString,
+                _registered_method=True)
         self.AlterTableAssignment = channel.unary_unary(
                 '/fluss.rpc.AdminService/AlterTableAssignment',
                 request_serializer=fluss__api__pb2.AlterTableAssignmentRequest.SerializeToString,
@@ -339,6 +349,18 @@ class AdminServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def AlterClusterConfigs(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def DescribeClusterConfigs(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
     def AlterTableAssignment(self, request, context):
         """Missing associated documentation comment in .proto file."""
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
@@ -490,6 +512,16 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.GetFileSystemSecurityToken,
                     request_deserializer=fluss__api__pb2.GetFileSystemSecurityTokenRequest.FromString,
                     response_serializer=fluss__api__pb2.GetFileSystemSecurityTokenResponse.SerializeToString,
+            ),
+            'AlterClusterConfigs': grpc.unary_unary_rpc_method_handler(
+                    servicer.AlterClusterConfigs,
+                    request_deserializer=fluss__api__pb2.AlterClusterConfigsRequest.FromString,
+                    response_serializer=fluss__api__pb2.AlterClusterConfigsResponse.SerializeToString,
+            ),
+            'DescribeClusterConfigs': grpc.unary_unary_rpc_method_handler(
+                    servicer.DescribeClusterConfigs,
+                    request_deserializer=fluss__api__pb2.DescribeClusterConfigsRequest.FromString,
+                    response_serializer=fluss__api__pb2.DescribeClusterConfigsResponse.SerializeToString,
             ),
             'AlterTableAssignment': grpc.unary_unary_rpc_method_handler(
                     servicer.AlterTableAssignment,
@@ -1187,6 +1219,60 @@ class AdminService(object):
             '/fluss.rpc.AdminService/GetFileSystemSecurityToken',
             fluss__api__pb2.GetFileSystemSecurityTokenRequest.SerializeToString,
             fluss__api__pb2.GetFileSystemSecurityTokenResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def AlterClusterConfigs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/AlterClusterConfigs',
+            fluss__api__pb2.AlterClusterConfigsRequest.SerializeToString,
+            fluss__api__pb2.AlterClusterConfigsResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def DescribeClusterConfigs(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/DescribeClusterConfigs',
+            fluss__api__pb2.DescribeClusterConfigsRequest.SerializeToString,
+            fluss__api__pb2.DescribeClusterConfigsResponse.FromString,
             options,
             channel_credentials,
             insecure,

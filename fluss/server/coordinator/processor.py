@@ -15,6 +15,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kazoo.exceptions import BadVersionError, NodeExistsError
+
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.partition import partition_spec_to_name
 from fluss.lake.catalog import LakeCatalogProcess
@@ -57,6 +59,7 @@ from fluss.server.coordinator.validation import (
     check_table_name,
     resolve_table,
 )
+from fluss.server.dynamic_config import AlterConfigOpType, ConfigChange, DynamicConfigWatcher, apply_alter
 from fluss.server.zk import paths
 from fluss.server.zk.client import ZooKeeperClient
 from fluss.server.zk.data import (
@@ -98,8 +101,10 @@ class _Event:
 
 class CoordinatorEventProcessor:
     def __init__(self, zk: ZooKeeperClient, config: ServerConfig, context: CoordinatorContext,
-                 notifier: TabletNotifier, on_event_done: Callable[[str, float, float], None] | None = None) -> None:
+                 notifier: TabletNotifier, on_event_done: Callable[[str, float, float], None] | None = None,
+                 dynamic: DynamicConfigWatcher | None = None) -> None:
         self.zk = zk
+        self.dynamic = dynamic  # the cluster's dynamic options (server/dynamic_config.py); None in unit tests
         self.config = config
         self.ctx = context
         self.notifier = notifier
@@ -123,6 +128,8 @@ class CoordinatorEventProcessor:
         self._task = asyncio.create_task(self._run(), name="coordinator-events")
         self._auto_partition_task = asyncio.create_task(self._auto_partition_loop(), name="auto-partition")
         self.lake.warm_up()
+        if self.dynamic is not None:
+            self.dynamic.on_change(lambda key: key.startswith("datalake."), self._lake_options_changed)
         self.zk.watch_tablet_servers(self._on_servers_changed_threadsafe)
 
     async def stop(self) -> None:
@@ -482,13 +489,49 @@ class CoordinatorEventProcessor:
         self.ctx.remove_buckets(lambda tb: tb.table_id == info.table_id and tb.partition_id_or_none_value == pid)
         self._stop_replicas(hosts)
 
+    # ------------------------------------------------------------ live configuration (server/dynamic_config.py)
+
+    async def alter_cluster_configs(self, changes: list[ConfigChange]) -> None:
+        await self.submit(self._alter_cluster_configs, list(changes))
+
+    async def _alter_cluster_configs(self, changes: list[ConfigChange]) -> None:
+        """Checks the changes, writes the new overrides to ``/cluster_config`` (compare-and-set) and installs them
+        here at once; the tablet servers follow through their watch of the node."""
+        current, version = await self._zk(self.zk.get_cluster_config)
+        updated = apply_alter(current, changes)
+        if updated == current:
+            return
+        try:
+            await self._zk(self.zk.set_cluster_config, updated, version)
+        except (BadVersionError, NodeExistsError):
+            raise FlussError("The cluster configuration changed while this request was applied; retry",
+                             ErrorCode.INVALID_COORDINATOR_EXCEPTION) from None
+        log.info("cluster configuration altered: %s", ", ".join(
+            f"{c.key} {AlterConfigOpType(c.op).name}" for c in changes))
+        if self.dynamic is not None:
+            self.dynamic.install(updated)
+
+    def _lake_options_changed(self, keys: set[str]) -> None:
+        """``datalake.format`` / ``datalake.paimon.*`` changed: the lake catalog is rebuilt between two events
+        (tables created afterwards get the new format and catalog options; existing tables keep theirs)."""
+        self._queue.put_nowait(_Event(self._reload_lake, (), None))
+
+    async def _reload_lake(self) -> None:
+        old, self.lake = self.lake, LakeCatalogProcess(self.config.as_dict())
+        old.close()
+        self.lake.warm_up()
+        log.info("lake catalog reloaded: datalake.format = %s", self.config.get("datalake.format"))
+
     # ------------------------------------------------------------ auto-partitioning
 
     async def _auto_partition_loop(self) -> None:
         """Queues one auto-partitioning round per ``auto-partition.check.interval``."""
-        interval_s = self.config.get_duration_ms(AUTO_PARTITION_CHECK_INTERVAL) / 1000
+        loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(interval_s)
+            if self.dynamic is not None:
+                await self.dynamic.wait_interval(AUTO_PARTITION_CHECK_INTERVAL, loop.time())
+            else:
+                await asyncio.sleep(self.config.get_duration_ms(AUTO_PARTITION_CHECK_INTERVAL) / 1000)
             await self._queue.put(_Event(self._auto_partition_all, (), None))
 
     async def _auto_partition_all(self) -> None:

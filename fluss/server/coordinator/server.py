@@ -29,6 +29,7 @@ from fluss.server.coordinator.notifier import TabletNotifier
 from fluss.server.coordinator.processor import CoordinatorEventProcessor
 from fluss.server.coordinator.service import AdminServicer, CoordinatorServicer
 from fluss.server.diagnostics import install_dump_on_sigusr1
+from fluss.server.dynamic_config import DynamicConfigWatcher
 from fluss.server.metrics.common import ServerMetrics
 from fluss.server.metrics.coordinator import CoordinatorMetrics
 from fluss.server.security.server_security import ServerSecurity
@@ -51,6 +52,7 @@ class CoordinatorServer:
                                   config.get_duration_ms(ZOOKEEPER_SESSION_TIMEOUT) / 1000)
         self.metrics = ServerMetrics("coordinator", config.as_dict(), self.server_id, config.bind_address()[0])
         self.coordinator_metrics = CoordinatorMetrics(self.metrics.registry, lambda: self.processor)
+        self.dynamic = DynamicConfigWatcher(self.zk, config)
         self.processor: CoordinatorEventProcessor | None = None
         self.notifier: TabletNotifier | None = None
         self._grpc: RpcServer | None = None
@@ -63,6 +65,8 @@ class CoordinatorServer:
             loop.add_signal_handler(sig, self._stopped.set)
         install_dump_on_sigusr1(loop)
         await asyncio.to_thread(self.zk.start)
+        await self.dynamic.load()  # the cluster's dynamic options, before the processor reads any option
+        self.dynamic.start(loop)
         self.zk.on_session_change(self._on_zk_state)
         self.zk.on_session_change(self.metrics.zookeeper_state_changed)
         metrics_port = self.metrics.start().get("prometheus")
@@ -96,7 +100,7 @@ class CoordinatorServer:
         ctx = CoordinatorContext(epoch=epoch)
         self.notifier = TabletNotifier(ctx, self.security.internal_channel_factory())
         processor = CoordinatorEventProcessor(self.zk, self.config, ctx, self.notifier,
-                                              self.coordinator_metrics.event_done)
+                                              self.coordinator_metrics.event_done, dynamic=self.dynamic)
         await processor.start()
         self.processor = processor
         log.info("coordinator %d is active with epoch %d", self.server_id, epoch)

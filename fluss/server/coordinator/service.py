@@ -29,6 +29,8 @@ from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.rpc.interceptors import current_request
 from fluss.server.coordinator.processor import CoordinatorEventProcessor
+from fluss.server.dynamic_config import ConfigChange
+from fluss.server.dynamic_config import describe as describe_cluster_configs
 from fluss.server.security.authorizer import add_to, binding_of, sort_key
 from fluss.server.security.session import current_session
 from fluss.server.zk.data import (
@@ -213,6 +215,18 @@ class AdminServicer(rpc.AdminServiceServicer):
     async def RemoveServerTag(self, request, context):
         await self.p.remove_server_tag(list(request.server_ids), request.server_tag)
         return pb.RemoveServerTagResponse(error=OK)
+
+    @_guard(pb.AlterClusterConfigsResponse)
+    async def AlterClusterConfigs(self, request, context):
+        changes = [ConfigChange(c.key, c.value if c.HasField("value") else None, c.op_type) for c in request.configs]
+        await self.p.alter_cluster_configs(changes)
+        return pb.AlterClusterConfigsResponse(error=OK)
+
+    @_guard(pb.DescribeClusterConfigsResponse)
+    async def DescribeClusterConfigs(self, request, context):
+        return pb.DescribeClusterConfigsResponse(error=OK, configs=[
+            pb.ConfigEntryPb(key=e.key, value=e.value, config_source=e.source)
+            for e in describe_cluster_configs(self._server.config)])
 
     @_guard(pb.ListReassignmentsResponse)
     async def ListReassignments(self, request, context):

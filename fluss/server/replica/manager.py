@@ -609,14 +609,15 @@ class ReplicaManager:
                             continue
                 records = b""
                 limit = min(f.max_bytes, budget)
-                throttled = (follower_id >= 0 and self.catch_up_throttle is not None
+                throttle = self.catch_up_throttle  # replaced when the option changes (dynamic)
+                throttled = (follower_id >= 0 and throttle is not None
                              and follower_id not in replica.maximal_isr())
                 if throttled:  # a follower catching up: within the server's catch-up byte rate
-                    limit = min(limit, self.catch_up_throttle.available())
+                    limit = min(limit, throttle.available())
                 if limit > 0:
                     records = await asyncio.to_thread(self._read_one, replica, f, limit, upper, total == 0)
                     if throttled:
-                        self.catch_up_throttle.consume(len(records))
+                        throttle.consume(len(records))
                 if follower_id >= 0:
                     hw_moved |= replica.update_follower(follower_id, f.offset)
                     if replica.caught_up_outside_isr(follower_id):

@@ -30,3 +30,13 @@ class ByteRateLimiter:
 
     def consume(self, n: int) -> None:
         self._tokens -= n
+
+
+def limiter_for(current: ByteRateLimiter | None, bytes_per_second: int | None) -> ByteRateLimiter | None:
+    """The limiter after the option changed (it is dynamic): None when unset, ``current`` when its rate is the
+    same (its tokens kept), else a new limiter at the new rate."""
+    if not bytes_per_second:
+        return None
+    if current is not None and current.rate == bytes_per_second:
+        return current
+    return ByteRateLimiter(bytes_per_second)

@@ -132,6 +132,8 @@ RULES: dict[str, Rule] = {
     "ListReassignments": lambda r, check, _: check(DESCRIBE, Resource.cluster()),
     "AddServerTag": lambda r, check, _: check(ALTER, Resource.cluster()),
     "RemoveServerTag": lambda r, check, _: check(ALTER, Resource.cluster()),
+    "AlterClusterConfigs": lambda r, check, _: check(ALTER, Resource.cluster()),
+    "DescribeClusterConfigs": lambda r, check, _: check(DESCRIBE, Resource.cluster()),
 }
 
 

@@ -44,13 +44,14 @@ from fluss.server.config import (
     ServerConfig,
 )
 from fluss.server.diagnostics import install_dump_on_sigusr1
+from fluss.server.dynamic_config import DynamicConfigWatcher
 from fluss.server.log.remote.manager import RemoteLogManager
 from fluss.server.log.remote.storage import RemoteLogStorage
 from fluss.server.metrics.common import ServerMetrics
 from fluss.server.metrics.tablet import TabletServerMetrics
 from fluss.server.replica.fetcher import ReplicaFetcherManager
 from fluss.server.replica.manager import ReplicaManager
-from fluss.server.replica.throttle import ByteRateLimiter
+from fluss.server.replica.throttle import limiter_for
 from fluss.server.security.server_security import ServerSecurity
 from fluss.server.tablet.control_checks import ControlRequestChecker
 from fluss.server.tablet.coordinator_channel import CoordinatorChannel
@@ -78,8 +79,9 @@ class TabletServer:
         self.replicas = ReplicaManager(self.server_id, self.data_dir, config.get_bytes(LOG_SEGMENT_FILE_SIZE),
                                        config.get_bytes(LOG_INDEX_INTERVAL_SIZE), config.get_int(MIN_ISR),
                                        config.get_duration_ms(REPLICA_MAX_LAG_TIME), server_metrics)
-        if config.get(REPLICA_CATCH_UP_THROTTLE):
-            self.replicas.catch_up_throttle = ByteRateLimiter(config.get_bytes(REPLICA_CATCH_UP_THROTTLE))
+        self._apply_throttle()
+        self.dynamic = DynamicConfigWatcher(self.zk, config)
+        self.dynamic.on_change({REPLICA_CATCH_UP_THROTTLE}, lambda _keys: self._apply_throttle())
         self.coordinator = CoordinatorChannel(self.zk, self.security.internal_channel_factory())
         self._grpc: RpcServer | None = None
         self._stopped = asyncio.Event()
@@ -95,6 +97,8 @@ class TabletServer:
         install_dump_on_sigusr1(loop)
         self.data_dir.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(self.zk.start)
+        await self.dynamic.load()  # the cluster's dynamic options, before any component reads its options
+        self.dynamic.start(loop)
         self.zk.on_session_change(self._on_zk_state)
         self.zk.on_session_change(self.metrics.zookeeper_state_changed)
         self.metrics_port = self.metrics.start().get("prometheus") or 0
@@ -123,7 +127,7 @@ class TabletServer:
         self._background.append(asyncio.create_task(self._checkpoint_loop()))
         self._background.append(asyncio.create_task(self._isr_loop()))
         self._background.append(asyncio.create_task(self._kv_snapshot_loop()))
-        if self.replicas.remote_log is not None:
+        if self.replicas.remote_data_dir:
             self._background.append(asyncio.create_task(self._remote_log_loop()))
         await self._stopped.wait()
         if self.zk.connected:
@@ -132,6 +136,11 @@ class TabletServer:
             except Exception:  # noqa: BLE001 - stop anyway; the coordinator will notice the session end
                 log.warning("controlled shutdown did not complete", exc_info=True)
         await self.shutdown()
+
+    def _apply_throttle(self) -> None:
+        """``log.replica.catch-up-throttle`` (dynamic): a new rate replaces the limiter, unset removes it."""
+        rate = self.config.get_bytes(REPLICA_CATCH_UP_THROTTLE) if self.config.get(REPLICA_CATCH_UP_THROTTLE) else None
+        self.replicas.catch_up_throttle = limiter_for(self.replicas.catch_up_throttle, rate)
 
     def _table_path_of(self, table_id: int):
         info = self.replicas.tables.get(table_id)
@@ -142,9 +151,9 @@ class TabletServer:
         return f"{reg.host}:{reg.port}" if reg else None
 
     async def _retention_loop(self) -> None:
-        interval = self.config.get_duration_ms(LOG_RETENTION_CHECK_INTERVAL) / 1000
+        loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(interval)
+            await self.dynamic.wait_interval(LOG_RETENTION_CHECK_INTERVAL, loop.time())
             deleted = await asyncio.to_thread(self.replicas.delete_expired_segments)
             if deleted:
                 log.info("retention deleted %d expired segment(s)", deleted)
@@ -153,9 +162,9 @@ class TabletServer:
         """Every ``log.replica.high-watermark.checkpoint-interval``, each log's checkpoint (high watermark, written
         point, boot id) is written, so a restart after a crash of the process re-checks only what was appended
         since, not the whole active segment (see ``LogTablet.checkpoint``)."""
-        interval = self.config.get_duration_ms(HIGH_WATERMARK_CHECKPOINT_INTERVAL) / 1000
+        loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(interval)
+            await self.dynamic.wait_interval(HIGH_WATERMARK_CHECKPOINT_INTERVAL, loop.time())
             try:
                 await asyncio.to_thread(self.replicas.checkpoint_logs)
             except Exception as e:  # noqa: BLE001 - try again next round
@@ -176,9 +185,17 @@ class TabletServer:
                                 metrics=self.replicas.metrics)
 
     async def _remote_log_loop(self) -> None:
-        interval = self.config.get_duration_ms(REMOTE_LOG_TASK_INTERVAL) / 1000
+        """A round per ``remote.log.task-interval-duration`` (dynamic; 0 pauses the rounds, and a server started
+        with 0 gets its tiered log when the option becomes positive)."""
+        loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(interval)
+            await self.dynamic.wait_interval(REMOTE_LOG_TASK_INTERVAL, loop.time())
+            if self.config.get_duration_ms(REMOTE_LOG_TASK_INTERVAL) <= 0:
+                continue
+            if self.replicas.remote_log is None:
+                self.replicas.remote_log = self._remote_log_manager()
+                log.info("tiered log enabled (remote.log.task-interval-duration = %s)",
+                         self.config.get(REMOTE_LOG_TASK_INTERVAL))
             try:
                 stats = await self.replicas.remote_log.run_once()
                 if stats.uploaded_segments or stats.expired_segments or stats.deleted_local_segments:
@@ -198,10 +215,10 @@ class TabletServer:
                 log.exception("ISR maintenance failed")
 
     async def _kv_snapshot_loop(self) -> None:
-        interval = self.config.get_duration_ms(KV_SNAPSHOT_INTERVAL) / 1000
         retain = self.config.get_int(KV_SNAPSHOT_NUM_RETAINED)
+        loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(interval)
+            await self.dynamic.wait_interval(KV_SNAPSHOT_INTERVAL, loop.time())
             try:
                 await self.replicas.snapshot_kv(retain, self._commit_kv_snapshot)
             except Exception:  # noqa: BLE001 - try again next round

@@ -434,6 +434,27 @@ class ZooKeeperClient:
         except NoNodeError:
             self._zk.create(paths.SERVER_TAGS, data, makepath=True)
 
+    def get_cluster_config(self) -> tuple[dict[str, str], int]:
+        """The dynamic server options (``/cluster_config``) and the node's data version (-1: no node yet)."""
+        try:
+            data, stat = self._zk.get(paths.CLUSTER_CONFIG)
+        except NoNodeError:
+            return {}, -1
+        return _config_map(data), stat.version
+
+    def set_cluster_config(self, configs: dict[str, str], expected_version: int) -> None:
+        """Replaces the dynamic server options if the node is still at ``expected_version`` (-1: not created yet);
+        raises ``BadVersionError`` / ``NodeExistsError`` when another writer came first."""
+        data = dumps({"configs": dict(sorted(configs.items()))})
+        if expected_version < 0:
+            self._zk.create(paths.CLUSTER_CONFIG, data, makepath=True)
+        else:
+            self._zk.set(paths.CLUSTER_CONFIG, data, version=expected_version)
+
+    def watch_cluster_config(self, callback: Callable[[dict[str, str]], None]) -> None:
+        """Calls ``callback(configs)`` now and after every change of ``/cluster_config`` (kazoo's thread)."""
+        self._zk.DataWatch(paths.CLUSTER_CONFIG, lambda data, _stat: callback(_config_map(data)))
+
     def delete_assignment(self, table_id: int, partition_id: int) -> None:
         try:
             self._zk.delete(paths.bucket_root(table_id, partition_id), recursive=True)
@@ -533,6 +554,13 @@ def _add_assignment_ops(tx, root: str, table_id: int, partition_id: int, assignm
     for bucket in sorted(assignment.buckets):
         tx.create(paths.bucket_dir(table_id, partition_id, bucket), b"")
         tx.create(paths.leader_isr(table_id, partition_id, bucket), encode(leaders[bucket]))
+
+
+def _config_map(data: bytes | None) -> dict[str, str]:
+    if not data:
+        return {}
+    configs = loads(data).get("configs", {})
+    return {str(k): str(v) for k, v in configs.items()} if isinstance(configs, dict) else {}
 
 
 def _commit(tx, what: str) -> None:

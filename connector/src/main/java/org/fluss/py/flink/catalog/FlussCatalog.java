@@ -162,14 +162,14 @@ public class FlussCatalog extends AbstractCatalog {
         }
     }
 
-    // ------------------------------------------------------------------ procedures (CALL cat.sys.add_acl(...))
+    // ------------------------------------------------------------------ procedures (CALL cat.sys.add_acl(...), sys.set_cluster_configs(...))
 
     @Override
     public List<String> listProcedures(String database) throws DatabaseNotExistException, CatalogException {
-        if (!org.fluss.py.flink.procedures.AclProcedures.SYSTEM_DATABASE.equals(database)) {
+        if (!org.fluss.py.flink.procedures.SystemProcedures.SYSTEM_DATABASE.equals(database)) {
             return List.of();
         }
-        return org.fluss.py.flink.procedures.AclProcedures.all(this::checkedAdmin).keySet().stream().sorted()
+        return org.fluss.py.flink.procedures.SystemProcedures.all(this::checkedAdmin).keySet().stream().sorted()
                 .toList();
     }
 
@@ -177,8 +177,8 @@ public class FlussCatalog extends AbstractCatalog {
     public org.apache.flink.table.procedures.Procedure getProcedure(ObjectPath p)
             throws org.apache.flink.table.catalog.exceptions.ProcedureNotExistException, CatalogException {
         org.apache.flink.table.procedures.Procedure procedure =
-                org.fluss.py.flink.procedures.AclProcedures.SYSTEM_DATABASE.equals(p.getDatabaseName())
-                        ? org.fluss.py.flink.procedures.AclProcedures.all(this::checkedAdmin).get(p.getObjectName())
+                org.fluss.py.flink.procedures.SystemProcedures.SYSTEM_DATABASE.equals(p.getDatabaseName())
+                        ? org.fluss.py.flink.procedures.SystemProcedures.all(this::checkedAdmin).get(p.getObjectName())
                         : null;
         if (procedure == null) {
             throw new org.apache.flink.table.catalog.exceptions.ProcedureNotExistException(getName(), p);
