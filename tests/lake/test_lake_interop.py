@@ -48,9 +48,9 @@ def paimon_arrow_schema_of(table) -> pa.Schema:
     return PyarrowFieldParser.from_paimon_schema(table.table_schema.fields)
 
 
-def pypaimon_point_read(warehouse: str, path: TablePath, **equal) -> tuple[pa.Table, set[int]]:
-    """The rows pypaimon returns with ``equal`` key filters (ANDed), and the buckets its plan kept."""
-    table = paimon_table(warehouse, path)
+def pypaimon_point_read(table, **equal) -> tuple[pa.Table, set[int]]:
+    """The rows pypaimon returns from a Paimon ``table`` with ``equal`` key filters (ANDed), and the buckets its
+    plan kept (each read plans afresh from the latest snapshot)."""
     builder = table.new_read_builder()
     factory = builder.new_predicate_builder()
     terms = [factory.equal(k, v) for k, v in equal.items()]
@@ -141,21 +141,23 @@ async def test_paimon_readers_with_key_filters_find_every_tiered_key(lake_conn, 
     old_placement_table(warehouse, lake_db, "old_placement", list(range(200)), buckets=4)
 
     # pypaimon: every key, with its bucket pruning (one bucket planned per key)
+    accounts_table, regions_table, clicks_table, orders_table, old_table = (
+        paimon_table(warehouse, p) for p in (accounts, regions, clicks, orders, TablePath(lake_db, "old_placement")))
     for i in range(200):
-        rows, planned = pypaimon_point_read(warehouse, accounts, id=i)
+        rows, planned = pypaimon_point_read(accounts_table, id=i)
         assert rows.column("id").to_pylist() == [i] and rows.column("owner").to_pylist() == [f"o{i}"], i
         assert len(planned) == 1
     for r in region_rows:
-        rows, _ = pypaimon_point_read(warehouse, regions, region=r["region"], id=r["id"])
+        rows, _ = pypaimon_point_read(regions_table, region=r["region"], id=r["id"])
         assert rows.column("score").to_pylist() == [r["score"]], r
     for u, user in enumerate(users):
-        rows, _ = pypaimon_point_read(warehouse, clicks, user=user)
+        rows, _ = pypaimon_point_read(clicks_table, user=user)
         assert sorted(rows.column("n").to_pylist()) == [u, u + 30, u + 60], user
     for d in days:
         for i in range(30):
-            rows, _ = pypaimon_point_read(warehouse, orders, day=d, id=i)
+            rows, _ = pypaimon_point_read(orders_table, day=d, id=i)
             assert rows.column("amount").to_pylist() == [i], (d, i)
-    missed = [i for i in range(200) if pypaimon_point_read(warehouse, TablePath(lake_db, "old_placement"), id=i)[0]
+    missed = [i for i in range(200) if pypaimon_point_read(old_table, id=i)[0]
               .num_rows == 0]
     assert len(missed) > 100, "the control: Paimon's pruning misses keys placed by another bucket function"
 
