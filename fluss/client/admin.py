@@ -20,9 +20,11 @@ from fluss.metadata import (
     ConfigEntry,
     DatabaseDescriptor,
     DatabaseInfo,
+    GoalType,
     LakeSnapshot,
     OffsetSpec,
     PartitionInfo,
+    RebalanceProgress,
     ServerNode,
     ServerTag,
     TableBucket,
@@ -183,6 +185,25 @@ class AdminCalls:
         resp = await self._c.admin_call("DescribeClusterConfigs", pb.DescribeClusterConfigsRequest())
         return [ConfigEntry.from_pb(e) for e in resp.configs]
 
+    # Rebalance (Fluss's rebalance / listRebalanceProgress / cancelRebalance; docs/cluster-operations.md)
+    async def rebalance(self, priority_goals: list[GoalType] | None = None) -> str:
+        """Plans and starts a rebalance with ``priority_goals`` in priority order (none: RACK_AWARE,
+        REPLICA_DISTRIBUTION, LEADER_DISTRIBUTION); returns its id. One rebalance runs at a time."""
+        resp = await self._c.admin_call("Rebalance", pb.RebalanceRequest(
+            goals=[int(GoalType(g)) for g in (priority_goals or [])]))
+        return resp.rebalance_id
+
+    async def list_rebalance(self, rebalance_id: str | None = None) -> RebalanceProgress | None:
+        """The progress of rebalance ``rebalance_id`` (None: the most recent), or None when there is none."""
+        resp = await self._c.admin_call("ListRebalanceProgress", pb.ListRebalanceProgressRequest(
+            rebalance_id=rebalance_id or ""))
+        return RebalanceProgress.from_pb(resp) if resp.rebalance_id else None
+
+    async def cancel_rebalance(self, rebalance_id: str | None = None) -> None:
+        """Cancels rebalance ``rebalance_id`` (None: the most recent): buckets not started are cancelled, moves in
+        flight finish."""
+        await self._c.admin_call("CancelRebalance", pb.CancelRebalanceRequest(rebalance_id=rebalance_id or ""))
+
     async def list_reassignments(self) -> list[BucketReassignment]:
         """Buckets still moving, with their replicas and ISR now."""
         resp = await self._c.admin_call("ListReassignments", pb.ListReassignmentsRequest())
@@ -281,7 +302,7 @@ PUBLIC_METHODS = [
     "list_partition_infos", "get_server_nodes", "list_offsets", "list_partition_offsets", "get_latest_lake_snapshot",
     "get_table_stats", "list_lake_tables", "commit_lake_snapshot", "create_acls", "list_acls", "drop_acls",
     "alter_table_assignment", "list_reassignments", "add_server_tag", "remove_server_tag",
-    "alter_cluster_configs", "describe_cluster_configs",
+    "alter_cluster_configs", "describe_cluster_configs", "rebalance", "list_rebalance", "cancel_rebalance",
 ]
 
 

@@ -455,6 +455,20 @@ class ZooKeeperClient:
         """Calls ``callback(configs)`` now and after every change of ``/cluster_config`` (kazoo's thread)."""
         self._zk.DataWatch(paths.CLUSTER_CONFIG, lambda data, _stat: callback(_config_map(data)))
 
+    def get_rebalance(self) -> bytes | None:
+        """The most recent rebalance's record (``/rebalance``, see coordinator/rebalance.py), None when none."""
+        try:
+            data, _ = self._zk.get(paths.REBALANCE)
+        except NoNodeError:
+            return None
+        return data
+
+    def set_rebalance(self, data: bytes) -> None:
+        try:
+            self._zk.set(paths.REBALANCE, data)
+        except NoNodeError:
+            self._zk.create(paths.REBALANCE, data, makepath=True)
+
     def delete_assignment(self, table_id: int, partition_id: int) -> None:
         try:
             self._zk.delete(paths.bucket_root(table_id, partition_id), recursive=True)
