@@ -8,6 +8,7 @@ import asyncio
 import time
 
 import pyarrow as pa
+import pytest
 
 from fluss import EARLIEST_OFFSET, FlussError
 
@@ -89,3 +90,16 @@ class AckedAppender:
         assert set(self.acked) <= set(seqs), "acknowledged records lost"
         assert len(self.acked) >= min_acked, f"only {len(self.acked)} rows acknowledged"
         return seqs
+
+
+def restarting_stopped(cluster_fixture: str):
+    """An autouse fixture restarting, after each test, the processes the test stopped in the module's cluster
+    (``cluster_fixture`` names it): a failing fault test must not leave a server down for the next test."""
+
+    @pytest.fixture(autouse=True)
+    def _restart_stopped_processes(request):
+        cluster = request.getfixturevalue(cluster_fixture)
+        yield
+        cluster.restart_stopped()
+
+    return _restart_stopped_processes

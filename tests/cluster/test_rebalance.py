@@ -43,7 +43,7 @@ TABLES = {"events": 6, "orders": 4, "metrics": 2}  # log, primary key, log
 
 @pytest.fixture(scope="module")
 def rb_cluster():
-    with LocalCluster(tablet_servers=3, server_config=CONFIG, zookeeper_session_timeout="4s", directory=os.environ.get("RB_DIR")) as c:
+    with LocalCluster(tablet_servers=3, server_config=CONFIG, zookeeper_session_timeout="4s") as c:
         yield c
 
 
