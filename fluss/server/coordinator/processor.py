@@ -96,6 +96,8 @@ from fluss.table_options import (
 log = logging.getLogger(__name__)
 
 DEFAULT_DATABASE = "fluss"
+#: The largest rebalance record written to ZooKeeper (its default node limit is 1 MiB): about 6000 buckets of three replicas.
+MAX_REBALANCE_RECORD_BYTES = 900_000
 
 
 def now_ms() -> int:
@@ -881,6 +883,10 @@ class CoordinatorEventProcessor:
                                                m.original_replicas, m.original_leader, m.new_replicas)
                                for tb, m in sorted(plan.items())])
         rec.status = overall_status(rec).value
+        if len(rec.encode()) > MAX_REBALANCE_RECORD_BYTES:
+            raise FlussError(f"The rebalance plan moves {len(rec.buckets)} buckets: too many for one record in "
+                             f"ZooKeeper ({MAX_REBALANCE_RECORD_BYTES} bytes); move some with alter_table_assignment "
+                             "first", ErrorCode.REBALANCE_FAILURE_EXCEPTION)
         await self._zk(self.zk.set_rebalance, rec.encode())
         self.ctx.rebalance = rec
         log.info("rebalance %s (goals %s): %d bucket(s) to move", rec.rebalance_id,
