@@ -10,7 +10,7 @@ is rebuilt on the new leader). The size is the leader's local log (DescribeLog).
 * ``log.reassign.write.p99.before`` / ``.during`` (ms): p99 of acks=all writes of 100 rows, each awaited, to
   another RF=2 table while nothing moves and while a log bucket moves.
 * ``rebalance.write.p99.before`` / ``.during`` (ms) and ``rebalance.time`` (s): after the rounds, a fourth tablet
-  server joins and a rebalance (default goals, ``coordinator.rebalance.max-inflight-tasks`` 1 as in Fluss) spreads
+  server joins (next to 3 more 4-bucket tables of 100k rows) and a rebalance (default goals, ``coordinator.rebalance.max-inflight-tasks`` 1 as in Fluss) spreads
   every table loaded above over the four; the same probe writer's p99 before it and while it runs, and how long it
   takes (``rebalance`` -> ``list_rebalance`` COMPLETED).
 """
@@ -31,6 +31,7 @@ CONFIG = {"log.replica.min-in-sync-replicas-number": "2", "default.replication.f
           "log.replica.fetch.wait-max-time": "100ms"}
 LOAD_BATCH = 20_000
 TIMEOUT_S = 300.0
+REBALANCE_TABLES, REBALANCE_ROWS = 3, 100_000  # 3 tables of 4 buckets, 100k rows each, besides the rounds' tables
 
 
 async def _bucket(conn, path):
@@ -43,6 +44,11 @@ async def _until(predicate, what: str) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(what)
         await asyncio.sleep(0.02)
+
+
+async def _all_in_sync(conn, path) -> bool:
+    meta = await conn.run(conn.cluster.update_metadata([path]))
+    return all(b.leader_id >= 0 and sorted(b.isr) == sorted(b.replicas) for b in meta.tables[0].buckets)
 
 
 async def _in_sync(conn, path) -> bool:
@@ -153,6 +159,15 @@ async def _rounds(cluster: LocalCluster, profile: Profile) -> list[Measurement]:
 
 async def _rebalance(cluster: LocalCluster, conn, probe_writer) -> list[Measurement]:
     """3 -> 4 tablet servers: a rebalance of everything loaded, with the probe writer's p99 before and during."""
+    admin = conn.get_admin()
+    for i in range(REBALANCE_TABLES):  # more buckets, so the rebalance lasts long enough for a p99
+        path = fluss.TablePath("bench", f"rebalance_{i}")
+        await admin.create_table(path, fluss.TableDescriptor(fluss.Schema(SCHEMA), bucket_count=4))
+        await _until(lambda path=path: _all_in_sync(conn, path), "a full ISR")
+        writer = (await conn.get_table(path)).new_append().create_writer()
+        for start in range(0, REBALANCE_ROWS, LOAD_BATCH):
+            writer.write_arrow_batch(make_batch(LOAD_BATCH, seed=start, start_seq=start))
+        await writer.flush()
     quiet: list[float] = []
     stop = asyncio.Event()
     task = asyncio.create_task(_write_latencies(probe_writer, stop, quiet))
@@ -160,7 +175,6 @@ async def _rebalance(cluster: LocalCluster, conn, probe_writer) -> list[Measurem
     stop.set()
     await task
     await asyncio.to_thread(cluster.add_tablet_server)
-    admin = conn.get_admin()
     busy: list[float] = []
     stop = asyncio.Event()
     task = asyncio.create_task(_write_latencies(probe_writer, stop, busy))
