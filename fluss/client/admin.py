@@ -152,7 +152,8 @@ class AdminCalls:
                                      partition_name: str | None = None) -> None:
         """Starts moving buckets' replicas: ``assignment`` maps bucket ids to the new replica set (tablet server
         ids, the first the preferred leader). Returns once the move is recorded; it goes on in the background
-        (:meth:`list_reassignments` shows what is still moving). ``partition_name`` for a partitioned table."""
+        (:meth:`list_reassignments` shows what is still moving). ``partition_name`` for a partitioned table. Giving
+        a moving bucket its original replicas again cancels its move (rolled back)."""
         await self._c.admin_call("AlterTableAssignment", pb.AlterTableAssignmentRequest(
             table_path=table_path.to_pb(), partition_name=partition_name or "",
             buckets=[pb.BucketAssignmentPb(bucket_id=int(b), replicas=[int(r) for r in replicas])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -205,6 +206,35 @@ async def test_catching_up_is_throttled(mconn):
     await wait_until(lambda: _moved(mconn, path, target), 60, f"bucket 0 to move to {target}")
     elapsed = time.monotonic() - t0
     assert elapsed >= 2.0, f"4 MiB moved in {elapsed:.2f}s: faster than the 1 MiB/s throttle allows"
+
+
+async def test_a_move_is_cancelled_by_giving_back_its_original_replicas(move_cluster, mconn):
+    """4 MiB at the 1 MiB/s throttle: the move is still copying when it is cancelled; the bucket goes back to its
+    original replicas (leader unchanged), the new replica's files are deleted, and nothing written is lost."""
+    admin = mconn.get_admin()
+    path = TablePath("moves", "cancelled")
+    await admin.create_table(path, TableDescriptor(Schema(pa.schema([("b", pa.binary())])), bucket_count=1))
+    await wait_until(lambda: all_in_sync(mconn, path), 20, "a full ISR")
+    table = await mconn.get_table(path)
+    writer = table.new_append().create_writer()
+    for _ in range(4):
+        writer.write_arrow(pa.table({"b": pa.array([os.urandom(1024) for _ in range(1024)], pa.binary())}))
+    await writer.flush()
+    before = await _bucket(mconn, path)
+    original, leader = list(before.replicas), before.leader_id
+    target, newcomer = _plan(original, leader)
+    await admin.alter_table_assignment(path, {0: target})
+    assert [r.target_replicas for r in await admin.list_reassignments()] == [target]
+    with pytest.raises(FlussError, match=re.escape(f"cancel it by giving its original replicas {original}")):
+        await admin.alter_table_assignment(path, {0: list(reversed(original))})
+    await admin.alter_table_assignment(path, {0: original})  # the cancel
+    await wait_until(lambda: _moved(mconn, path, original), 30, "the bucket to go back")
+    assert (await _bucket(mconn, path)).leader_id == leader
+    new_dir = _replica_dir(move_cluster, newcomer, "cancelled", table.get_table_info().table_id)
+    await wait_until(lambda: _gone(new_dir), 20, "the cancelled replica's files to go")
+    scanner = await table.new_scan().create_record_batch_log_scanner()
+    scanner.subscribe_buckets({0: EARLIEST_OFFSET})
+    assert (await scanner.to_arrow()).num_rows == 4096
 
 
 @pytest.mark.parametrize("targets, partition, message, code", [

@@ -665,12 +665,30 @@ class CoordinatorEventProcessor:
             pid, where = -1, f"table '{path}'"
         check_targets(targets, info.num_buckets, set(self.ctx.live_servers), self.ineligible, where,
                       self.tagged(ServerTag.PERMANENT_OFFLINE))
+        back: list[int] = []
         for bucket, target in sorted(targets.items()):
             running = self.ctx.reassignments.get(TableBucket(info.table_id, bucket, pid))
             if running is not None and running.target != list(target):
+                if list(target) == running.original:  # back to where it came from: the move is cancelled
+                    back.append(bucket)
+                    continue
                 raise FlussError(f"Bucket {bucket} of {where} is already moving to {running.target}: wait until "
-                                 "that move finishes", ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
-        await self._start_moves(info.table_id, pid, targets)
+                                 f"that move finishes, or cancel it by giving its original replicas "
+                                 f"{running.original}", ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
+        for bucket in back:
+            await self._cancel_move(TableBucket(info.table_id, bucket, pid))
+        await self._start_moves(info.table_id, pid, {b: t for b, t in targets.items() if b not in back})
+
+    async def _cancel_move(self, tb: TableBucket) -> None:
+        """Rolls a move back: its target becomes its original replicas, so it finishes as any move does - the new
+        replicas leave the ISR and are stopped and deleted. Leadership never moved (it moves only at the finish)."""
+        rec = self.ctx.reassignments[tb]
+        rolled_back = ReassignmentRecord(rec.table_id, rec.partition_id, rec.bucket, list(rec.original),
+                                         list(rec.original), rec.created_time)
+        await self._zk(self.zk.update_reassignment, rolled_back)
+        self.ctx.reassignments[tb] = rolled_back
+        log.info("move of %s to %s cancelled: back to %s", tb, rec.target, rec.original)
+        await self._advance_reassignment(tb)
 
     async def _start_moves(self, table_id: int, pid: int, targets: dict[int, list[int]]) -> None:
         """Starts moving the buckets of one table (or partition) that are not moving yet (checked targets)."""

@@ -403,6 +403,10 @@ class ZooKeeperClient:
         tx.delete(paths.reassignment(record.table_id, record.partition_id, record.bucket))
         _commit(tx, f"finish reassigning bucket {record.bucket} of table {record.table_id}")
 
+    def update_reassignment(self, record: ReassignmentRecord) -> None:
+        """A move's new target (a cancelled move goes back to its original replicas)."""
+        self._zk.set(paths.reassignment(record.table_id, record.partition_id, record.bucket), encode(record))
+
     def list_reassignments(self) -> list[ReassignmentRecord]:
         out = []
         for child in sorted(self._zk.get_children(paths.REASSIGNMENTS)):
