@@ -103,7 +103,7 @@ SERVER_OPTIONS = OptionRegistry("server option", [
            "followers outside the ISR (new replicas of a reassignment, followers that fell behind); unset: no limit.",
            min=1, dynamic=True),
     Option(REBALANCE_MAX_INFLIGHT, _I, "1", "Buckets a rebalance moves at the same time (Fluss's default 1); 0 "
-           "pauses starting new ones. Read when the coordinator starts.", min=0),
+           "pauses starting new ones (moves in flight go on).", min=0, dynamic=True),
     Option(LOG_SEGMENT_FILE_SIZE, _MEM, "1gb", "Size of a log segment file.", min=1, max=(1 << 31) - 1),
     Option(LOG_INDEX_INTERVAL_SIZE, _MEM, "4kb", "Bytes between two offset-index entries.", min=0),
     Option(LOG_RETENTION_CHECK_INTERVAL, _DUR, "5min", "How often expired log segments are deleted.", min=1,

@@ -180,13 +180,25 @@ async def test_cancel_stops_what_has_not_started_and_requests_are_checked(rb_clu
     admin = rconn.get_admin()
     await _pile_up(rconn, "piled", [0, 1])
     b = ["-b", rb_cluster.bootstrap_servers]
+    paused = fluss.AlterConfig("coordinator.rebalance.max-inflight-tasks", "0")  # dynamic, as in Fluss
+    await admin.alter_cluster_configs([paused])
     rid = await admin.rebalance([GoalType.REPLICA_DISTRIBUTION])
+    await asyncio.sleep(0.5)
+    p = await admin.list_rebalance(rid)
+    assert p.status == RebalanceStatus.NOT_STARTED and len(p.buckets) >= 4
+    assert {b.status for b in p.buckets} == {RebalanceStatus.NOT_STARTED}
     with pytest.raises(FlussError) as e:  # one rebalance at a time
         await admin.rebalance()
     assert e.value.error_code == ErrorCode.REBALANCE_FAILURE_EXCEPTION and rid in str(e.value)
     with pytest.raises(FlussError) as e:
         await admin.cancel_rebalance("rebalance-nope")
     assert e.value.error_code == ErrorCode.NO_REBALANCE_IN_PROGRESS_EXCEPTION and rid in str(e.value)
+    await admin.alter_cluster_configs([fluss.AlterConfig(paused.key, op_type=fluss.AlterConfigOpType.DELETE)])
+
+    async def started() -> bool:  # back to server.yaml's 2: the moves start without another call
+        return any(b.status != RebalanceStatus.NOT_STARTED for b in (await admin.list_rebalance(rid)).buckets)
+
+    await wait_until(started, 20, "the rebalance to resume")
     await admin.cancel_rebalance(rid)
     listed = await asyncio.to_thread(_fluss, "list", "--json", *b)
     assert json.loads(listed.stdout)["rebalance_id"] == rid and json.loads(listed.stdout)["status"] == "CANCELED"

@@ -130,7 +130,6 @@ class CoordinatorEventProcessor:
         self.storage_failed: set[int] = set()  # servers that reported they cannot write their disk
         self.auto_partitions = AutoPartitionPlanner()
         self._auto_partition_task: asyncio.Task | None = None
-        self.rebalance_max_inflight = config.get_int(REBALANCE_MAX_INFLIGHT)
         self._rebalance_busy = False
         self._rebalance_again = False
 
@@ -146,6 +145,8 @@ class CoordinatorEventProcessor:
         self.lake.warm_up()
         if self.dynamic is not None:
             self.dynamic.on_change(lambda key: key.startswith("datalake."), self._lake_options_changed)
+            self.dynamic.on_change({REBALANCE_MAX_INFLIGHT}, lambda _keys: self._queue.put_nowait(
+                _Event(self._advance_rebalance, (), None)))  # more (or fewer) moves at once from now on
         self.zk.watch_tablet_servers(self._on_servers_changed_threadsafe)
 
     async def stop(self) -> None:
@@ -978,7 +979,7 @@ class CoordinatorEventProcessor:
             b.status = new.value
         if rec.status != RebalanceStatus.CANCELED:
             for b in rec.buckets:
-                if in_flight >= self.rebalance_max_inflight:
+                if in_flight >= self.config.get_int(REBALANCE_MAX_INFLIGHT):  # dynamic: read each time
                     break
                 if b.status == RebalanceStatus.NOT_STARTED:
                     in_flight += await self._start_rebalance_bucket(rec, b)
