@@ -9,6 +9,10 @@ is rebuilt on the new leader). The size is the leader's local log (DescribeLog).
 * ``log.reassign`` / ``kv.reassign`` (MB/s of log moved, higher is better);
 * ``log.reassign.write.p99.before`` / ``.during`` (ms): p99 of acks=all writes of 100 rows, each awaited, to
   another RF=2 table while nothing moves and while a log bucket moves.
+* ``rebalance.write.p99.before`` / ``.during`` (ms) and ``rebalance.time`` (s): after the rounds, a fourth tablet
+  server joins (next to 3 more 4-bucket tables of 100k rows) and a rebalance (default goals, ``coordinator.rebalance.max-inflight-tasks`` 1 as in Fluss) spreads
+  every table loaded above over the four; the same probe writer's p99 before it and while it runs, and how long it
+  takes (``rebalance`` -> ``list_rebalance`` COMPLETED).
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ CONFIG = {"log.replica.min-in-sync-replicas-number": "2", "default.replication.f
           "log.replica.fetch.wait-max-time": "100ms"}
 LOAD_BATCH = 20_000
 TIMEOUT_S = 300.0
+REBALANCE_TABLES, REBALANCE_ROWS = 3, 100_000  # 3 tables of 4 buckets, 100k rows each, besides the rounds' tables
 
 
 async def _bucket(conn, path):
@@ -39,6 +44,11 @@ async def _until(predicate, what: str) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError(what)
         await asyncio.sleep(0.02)
+
+
+async def _all_in_sync(conn, path) -> bool:
+    meta = await conn.run(conn.cluster.update_metadata([path]))
+    return all(b.leader_id >= 0 and sorted(b.isr) == sorted(b.replicas) for b in meta.tables[0].buckets)
 
 
 async def _in_sync(conn, path) -> bool:
@@ -135,6 +145,7 @@ async def _rounds(cluster: LocalCluster, profile: Profile) -> list[Measurement]:
                 kv_m.rounds.append(kv_size / kv_seconds / 1e6)
                 before.rounds.append(_p99(quiet))
                 during.rounds.append(_p99(busy))
+        rebalance = await _rebalance(cluster, conn, probe_writer)
         await probe_writer.aclose()
     finally:
         await conn.aclose()
@@ -143,7 +154,47 @@ async def _rounds(cluster: LocalCluster, profile: Profile) -> list[Measurement]:
     log_m.note = note
     kv_m.note = note + "; until the new leader answers a lookup (KV rebuilt from snapshot + log)"
     before.note = during.note = "acks=all writes of 100 rows to another RF=2 table, each awaited"
-    return [log_m, kv_m, before, during]
+    return [log_m, kv_m, before, during, *rebalance]
+
+
+async def _rebalance(cluster: LocalCluster, conn, probe_writer) -> list[Measurement]:
+    """3 -> 4 tablet servers: a rebalance of everything loaded, with the probe writer's p99 before and during."""
+    admin = conn.get_admin()
+    for i in range(REBALANCE_TABLES):  # more buckets, so the rebalance lasts long enough for a p99
+        path = fluss.TablePath("bench", f"rebalance_{i}")
+        await admin.create_table(path, fluss.TableDescriptor(fluss.Schema(SCHEMA), bucket_count=4))
+        await _until(lambda path=path: _all_in_sync(conn, path), "a full ISR")
+        writer = (await conn.get_table(path)).new_append().create_writer()
+        for start in range(0, REBALANCE_ROWS, LOAD_BATCH):
+            writer.write_arrow_batch(make_batch(LOAD_BATCH, seed=start, start_seq=start))
+        await writer.flush()
+    quiet: list[float] = []
+    stop = asyncio.Event()
+    task = asyncio.create_task(_write_latencies(probe_writer, stop, quiet))
+    await asyncio.sleep(3.0)
+    stop.set()
+    await task
+    await asyncio.to_thread(cluster.add_tablet_server)
+    busy: list[float] = []
+    stop = asyncio.Event()
+    task = asyncio.create_task(_write_latencies(probe_writer, stop, busy))
+    t0 = time.perf_counter()
+    rid = await admin.rebalance()
+    moved = len((await admin.list_rebalance(rid)).buckets)
+
+    async def done() -> bool:
+        return (await admin.list_rebalance(rid)).status.is_final
+
+    await _until(done, "the rebalance")
+    seconds = time.perf_counter() - t0
+    stop.set()
+    await task
+    status = (await admin.list_rebalance(rid)).status.name
+    note = (f"3 -> 4 tablet servers, {moved} bucket moves one at a time ({status}); the probe writer of "
+            "log.reassign.write.p99.*")
+    return [Measurement("fluss", "rebalance.write.p99.before", "ms", better="lower", rounds=[_p99(quiet)], note=note),
+            Measurement("fluss", "rebalance.write.p99.during", "ms", better="lower", rounds=[_p99(busy)], note=note),
+            Measurement("fluss", "rebalance.time", "s", better="lower", rounds=[seconds], note=note)]
 
 
 async def _run(profile: Profile) -> list[Measurement]:

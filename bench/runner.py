@@ -86,7 +86,7 @@ def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
         ("recovery", lambda: fluss_recovery.run(profile) + fluss_failover.run(profile), "fluss",
          ("kv.recovery", "log.failover")),
         ("remote", lambda: fluss_remote.run(profile), "fluss", ("remote",)),
-        ("reassign", lambda: fluss_reassignment.run(profile), "fluss", ("log.reassign", "kv.reassign")),
+        ("reassign", lambda: fluss_reassignment.run(profile), "fluss", ("log.reassign", "kv.reassign", "rebalance")),
         ("tiering", lambda: lake_tiering.run(profile), "fluss", ("tiering",)),
         ("flink", lambda: flink_sql.run(profile), "fluss", ("flink",)),
         ("metrics", lambda: fluss_metrics.run(profile), "fluss", ("metrics",)),

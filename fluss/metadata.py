@@ -575,6 +575,79 @@ class ConfigEntry:
         return cls(msg.key, msg.value if msg.HasField("value") else None, msg.config_source)
 
 
+class GoalType(IntEnum):
+    """A rebalance goal (Fluss's ``GoalType``, same numbers on the wire), given to ``Admin.rebalance`` in priority
+    order."""
+
+    REPLICA_DISTRIBUTION = 0
+    LEADER_DISTRIBUTION = 1
+    RACK_AWARE = 2
+
+
+class RebalanceStatus(IntEnum):
+    """Status of a rebalance and of each of its buckets (Fluss's ``RebalanceStatus``, same numbers)."""
+
+    NOT_STARTED = 0
+    REBALANCING = 1
+    FAILED = 2
+    COMPLETED = 3
+    CANCELED = 4
+    TIMEOUT = 5
+
+    @property
+    def is_final(self) -> bool:
+        return self in (RebalanceStatus.FAILED, RebalanceStatus.COMPLETED, RebalanceStatus.CANCELED,
+                        RebalanceStatus.TIMEOUT)
+
+
+@dataclass(frozen=True)
+class RebalanceResultForBucket:
+    """One bucket of a rebalance plan (Fluss's ``RebalanceResultForBucket``): its replicas and leader before and
+    after (the new leader is the first new replica) and its status."""
+
+    table_path: TablePath | None  # None: the table was dropped since
+    table_id: int
+    partition_id: int | None
+    partition_name: str | None
+    bucket_id: int
+    original_leader: int
+    new_leader: int
+    original_replicas: list[int]
+    new_replicas: list[int]
+    status: RebalanceStatus
+
+    @property
+    def table_bucket(self) -> TableBucket:
+        return TableBucket(self.table_id, self.bucket_id, self.partition_id)
+
+    @classmethod
+    def from_pb(cls, msg: pb.RebalanceBucketPb) -> RebalanceResultForBucket:
+        return cls(TablePath.from_pb(msg.table_path) if msg.HasField("table_path") else None, msg.table_id,
+                   msg.partition_id if msg.partition_id >= 0 else None, msg.partition_name or None, msg.bucket_id,
+                   msg.original_leader, msg.new_leader, list(msg.original_replicas), list(msg.new_replicas),
+                   RebalanceStatus(msg.status))
+
+
+@dataclass(frozen=True)
+class RebalanceProgress:
+    """A rebalance's progress (Fluss's ``RebalanceProgress``): ``progress`` is the share of its buckets in a final
+    status (0.0 .. 1.0; 1.0 for an empty plan)."""
+
+    rebalance_id: str
+    status: RebalanceStatus
+    progress: float
+    goals: list[GoalType]
+    buckets: list[RebalanceResultForBucket]
+
+    def format_as_percentage(self) -> str:
+        return f"{self.progress * 100:.2f}%"
+
+    @classmethod
+    def from_pb(cls, msg: pb.ListRebalanceProgressResponse) -> RebalanceProgress:
+        return cls(msg.rebalance_id, RebalanceStatus(msg.rebalance_status), msg.progress,
+                   [GoalType(g) for g in msg.goals], [RebalanceResultForBucket.from_pb(b) for b in msg.buckets])
+
+
 @dataclass(frozen=True)
 class BucketReassignment:
     """A bucket moving from ``original_replicas`` to ``target_replicas`` (``Admin.list_reassignments``);

@@ -1,4 +1,5 @@
-"""``fluss cluster start|status|stop|logs``: a local cluster of separate processes kept in a directory.
+"""``fluss cluster start|status|stop|logs``: a local cluster of separate processes kept in a directory;
+``fluss cluster rebalance [start|list|cancel]`` rebalances any cluster (``fluss/cli/rebalance_cmd.py``).
 
 ``start`` takes server options as Fluss's ``server.yaml`` (``--config``) and ``-D key=value`` (which win), starts
 ZooKeeper, the coordinator(s) and the tablet servers, and returns once the cluster is healthy (each process up,
@@ -51,9 +52,9 @@ MANAGED_KEYS = ("zookeeper.address", "bind.listeners", "advertised.listeners", "
 def add_parser(sub) -> None:
     c = sub.add_parser("cluster", help="start, inspect or stop a local cluster of separate processes",
                        description=__doc__, formatter_class=HelpFormatter)
-    c.add_argument("action", choices=["start", "status", "stop", "logs", "config"], help="what to do")
+    c.add_argument("action", choices=["start", "status", "stop", "logs", "config", "rebalance"], help="what to do")
     c.add_argument("items", nargs="*", metavar="ARG",
-                   help="config: get [KEY ...] | set KEY=VALUE ... | reset KEY ...")
+                   help="config: get [KEY ...] | set KEY=VALUE ... | reset KEY ...; rebalance: [start] | list | cancel")
     c.add_argument("--dir", default=str(DEFAULT_CLUSTER_DIR),
                    help=f"where the cluster keeps its state, data and logs (env {DIR_ENV})")
     c.add_argument("--tablet-servers", type=int, default=3, help="start: number of tablet servers")
@@ -75,6 +76,12 @@ def add_parser(sub) -> None:
     c.add_argument("--grep", default=None, help="logs: only entries containing this text")
     c.add_argument("--tail", type=int, default=0, help="logs: the last N entries (0: all)")
     c.add_argument("--follow", "-f", action="store_true", help="logs: keep printing new entries")
+    c.add_argument("--goals", default=None, metavar="GOAL[,GOAL...]",
+                   help="rebalance start: RACK_AWARE, REPLICA_DISTRIBUTION, LEADER_DISTRIBUTION in priority order "
+                        "(default: all three, in that order)")
+    c.add_argument("--wait", action="store_true", help="rebalance start: print the progress until it ends")
+    c.add_argument("--poll-interval", type=float, default=1.0, help="rebalance start --wait: seconds between looks")
+    c.add_argument("--id", default=None, help="rebalance list/cancel: the rebalance (default: the most recent)")
     add_bootstrap(c)
     c.set_defaults(run=run)
 
@@ -87,6 +94,10 @@ def run(args: argparse.Namespace) -> int:
         return _status_json(directory) if args.json else _status(directory)
     if args.action == "config":
         return _config(args)
+    if args.action == "rebalance":
+        from fluss.cli.rebalance_cmd import run as run_rebalance
+
+        return run_rebalance(args)
     if args.items:
         print(f"fluss cluster {args.action} takes no positional arguments: {' '.join(args.items)}", file=sys.stderr)
         return 2

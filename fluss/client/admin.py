@@ -20,9 +20,11 @@ from fluss.metadata import (
     ConfigEntry,
     DatabaseDescriptor,
     DatabaseInfo,
+    GoalType,
     LakeSnapshot,
     OffsetSpec,
     PartitionInfo,
+    RebalanceProgress,
     ServerNode,
     ServerTag,
     TableBucket,
@@ -150,7 +152,8 @@ class AdminCalls:
                                      partition_name: str | None = None) -> None:
         """Starts moving buckets' replicas: ``assignment`` maps bucket ids to the new replica set (tablet server
         ids, the first the preferred leader). Returns once the move is recorded; it goes on in the background
-        (:meth:`list_reassignments` shows what is still moving). ``partition_name`` for a partitioned table."""
+        (:meth:`list_reassignments` shows what is still moving). ``partition_name`` for a partitioned table. Giving
+        a moving bucket its original replicas again cancels its move (rolled back)."""
         await self._c.admin_call("AlterTableAssignment", pb.AlterTableAssignmentRequest(
             table_path=table_path.to_pb(), partition_name=partition_name or "",
             buckets=[pb.BucketAssignmentPb(bucket_id=int(b), replicas=[int(r) for r in replicas])
@@ -182,6 +185,25 @@ class AdminCalls:
         ``describeClusterConfigs``)."""
         resp = await self._c.admin_call("DescribeClusterConfigs", pb.DescribeClusterConfigsRequest())
         return [ConfigEntry.from_pb(e) for e in resp.configs]
+
+    # Rebalance (Fluss's rebalance / listRebalanceProgress / cancelRebalance; docs/cluster-operations.md)
+    async def rebalance(self, priority_goals: list[GoalType] | None = None) -> str:
+        """Plans and starts a rebalance with ``priority_goals`` in priority order (none: RACK_AWARE,
+        REPLICA_DISTRIBUTION, LEADER_DISTRIBUTION); returns its id. One rebalance runs at a time."""
+        resp = await self._c.admin_call("Rebalance", pb.RebalanceRequest(
+            goals=[int(GoalType(g)) for g in (priority_goals or [])]))
+        return resp.rebalance_id
+
+    async def list_rebalance(self, rebalance_id: str | None = None) -> RebalanceProgress | None:
+        """The progress of rebalance ``rebalance_id`` (None: the most recent), or None when there is none."""
+        resp = await self._c.admin_call("ListRebalanceProgress", pb.ListRebalanceProgressRequest(
+            rebalance_id=rebalance_id or ""))
+        return RebalanceProgress.from_pb(resp) if resp.rebalance_id else None
+
+    async def cancel_rebalance(self, rebalance_id: str | None = None) -> None:
+        """Cancels rebalance ``rebalance_id`` (None: the most recent): buckets not started are cancelled, moves in
+        flight finish."""
+        await self._c.admin_call("CancelRebalance", pb.CancelRebalanceRequest(rebalance_id=rebalance_id or ""))
 
     async def list_reassignments(self) -> list[BucketReassignment]:
         """Buckets still moving, with their replicas and ISR now."""
@@ -281,7 +303,7 @@ PUBLIC_METHODS = [
     "list_partition_infos", "get_server_nodes", "list_offsets", "list_partition_offsets", "get_latest_lake_snapshot",
     "get_table_stats", "list_lake_tables", "commit_lake_snapshot", "create_acls", "list_acls", "drop_acls",
     "alter_table_assignment", "list_reassignments", "add_server_tag", "remove_server_tag",
-    "alter_cluster_configs", "describe_cluster_configs",
+    "alter_cluster_configs", "describe_cluster_configs", "rebalance", "list_rebalance", "cancel_rebalance",
 ]
 
 

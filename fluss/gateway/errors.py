@@ -138,6 +138,8 @@ FLUSS_ERROR_MAP: dict[int, str] = {
     ErrorCode.SERVER_NOT_EXIST_EXCEPTION: BACKEND,  # a control request named a server that is not registered
     ErrorCode.SERVER_TAG_ALREADY_EXIST_EXCEPTION: ALREADY_EXISTS,
     ErrorCode.SERVER_TAG_NOT_EXIST_EXCEPTION: NOT_FOUND,
+    ErrorCode.REBALANCE_FAILURE_EXCEPTION: FAILED_PRECONDITION,  # another rebalance is running, or it cannot start
+    ErrorCode.NO_REBALANCE_IN_PROGRESS_EXCEPTION: NOT_FOUND,
 }
 
 

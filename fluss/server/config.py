@@ -44,6 +44,7 @@ MIN_ISR = "log.replica.min-in-sync-replicas-number"
 REPLICA_MAX_LAG_TIME = "log.replica.max-lag-time"
 REPLICA_FETCH_WAIT_MAX_TIME = "log.replica.fetch.wait-max-time"
 REPLICA_CATCH_UP_THROTTLE = "log.replica.catch-up-throttle"
+REBALANCE_MAX_INFLIGHT = "coordinator.rebalance.max-inflight-tasks"
 LOG_SEGMENT_FILE_SIZE = "log.segment.file-size"
 LOG_INDEX_INTERVAL_SIZE = "log.index.interval-size"
 LOG_RETENTION_CHECK_INTERVAL = "log.retention.check-interval"
@@ -101,6 +102,8 @@ SERVER_OPTIONS = OptionRegistry("server option", [
     Option(REPLICA_CATCH_UP_THROTTLE, _MEM, None, "Bytes per second a leader serves, all buckets together, to "
            "followers outside the ISR (new replicas of a reassignment, followers that fell behind); unset: no limit.",
            min=1, dynamic=True),
+    Option(REBALANCE_MAX_INFLIGHT, _I, "1", "Buckets a rebalance moves at the same time (Fluss's default 1); 0 "
+           "pauses starting new ones (moves in flight go on).", min=0, dynamic=True),
     Option(LOG_SEGMENT_FILE_SIZE, _MEM, "1gb", "Size of a log segment file.", min=1, max=(1 << 31) - 1),
     Option(LOG_INDEX_INTERVAL_SIZE, _MEM, "4kb", "Bytes between two offset-index entries.", min=0),
     Option(LOG_RETENTION_CHECK_INTERVAL, _DUR, "5min", "How often expired log segments are deleted.", min=1,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import time
 from pathlib import Path
@@ -19,6 +20,14 @@ import fluss
 from fluss import EARLIEST_OFFSET, ErrorCode, FlussError, Schema, TableDescriptor, TablePath
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.cluster import LocalCluster
+from tests.cluster.cluster_ops_helpers import (
+    AckedAppender,
+    all_in_sync,
+    leaders,
+    placement,
+    restarting_stopped,
+    wait_until,
+)
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -34,10 +43,7 @@ def move_cluster():
         yield c
 
 
-@pytest.fixture(autouse=True)
-def _restart_stopped_processes(move_cluster):
-    yield
-    move_cluster.restart_stopped()
+_restart_stopped_processes = restarting_stopped("move_cluster")
 
 
 @pytest_asyncio.fixture(loop_scope="session")
@@ -55,26 +61,11 @@ async def _bucket(conn, path, bucket: int = 0):
     return next(b for b in meta.tables[0].buckets if b.bucket_id == bucket)
 
 
-async def _wait_until(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = await predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.2)
-
-
 async def _moved(conn, path, target: list[int]) -> bool:
     if await conn.get_admin().list_reassignments():
         return False
     b = await _bucket(conn, path)
     return list(b.replicas) == target and sorted(b.isr) == sorted(target) and b.leader_id in target
-
-
-async def _full_isr(conn, path) -> bool:
-    b = await _bucket(conn, path)
-    return b.leader_id >= 0 and sorted(b.isr) == sorted(b.replicas)
 
 
 def _replica_dir(cluster: LocalCluster, sid: int, table: str, table_id: int) -> Path:
@@ -92,26 +83,9 @@ async def test_log_bucket_moves_under_an_acks_all_writer(move_cluster, mconn):
     admin = mconn.get_admin()
     path = TablePath("moves", "log")
     await admin.create_table(path, TableDescriptor(Schema(pa.schema([("seq", pa.int64())])), bucket_count=1))
-    await _wait_until(lambda: _full_isr(mconn, path), 20, "a full ISR")
+    await wait_until(lambda: all_in_sync(mconn, path), 20, "a full ISR")
     table = await mconn.get_table(path)
-    writer = table.new_append().create_writer()
-    acked: list[int] = []
-    failures: list[str] = []
-    stop = asyncio.Event()
-
-    async def write_loop() -> None:
-        seq = 0
-        while not stop.is_set():
-            handle = writer.write_arrow_batch(pa.record_batch([pa.array(range(seq, seq + 200), pa.int64())],
-                                                              names=["seq"]))
-            try:
-                await handle.wait()
-                acked.extend(range(seq, seq + 200))
-            except FlussError as e:
-                failures.append(str(e))
-            seq += 200
-
-    loop = asyncio.create_task(write_loop())
+    appender = AckedAppender(table, batch=200).start()
     try:
         await asyncio.sleep(1.0)
         before = await _bucket(mconn, path)
@@ -119,21 +93,13 @@ async def test_log_bucket_moves_under_an_acks_all_writer(move_cluster, mconn):
         old_dir = _replica_dir(move_cluster, before.leader_id, "log", table.get_table_info().table_id)
         assert old_dir.is_dir()
         await admin.alter_table_assignment(path, {0: target})
-        await _wait_until(lambda: _moved(mconn, path, target), 60, f"bucket 0 to move to {target}")
+        await wait_until(lambda: _moved(mconn, path, target), 60, f"bucket 0 to move to {target}")
         assert (await _bucket(mconn, path)).leader_id == newcomer
         await asyncio.sleep(1.0)  # writes go on against the new leader
     finally:
-        stop.set()
-        await asyncio.wait_for(loop, 60)
-    await asyncio.wait_for(writer.flush(), 60)
-    assert not failures, failures[:3]
-    scanner = await table.new_scan().create_record_batch_log_scanner()
-    scanner.subscribe_buckets({0: EARLIEST_OFFSET})
-    seqs = (await scanner.to_arrow()).column("seq").to_pylist()
-    assert len(seqs) == len(set(seqs)), "duplicates"
-    assert set(acked) <= set(seqs), "acknowledged records lost"
-    assert len(acked) > 2000
-    await _wait_until(lambda: _gone(old_dir), 20, "the old replica's files to go")
+        await appender.stop()
+    await appender.check(buckets=1, min_acked=2001)
+    await wait_until(lambda: _gone(old_dir), 20, "the old replica's files to go")
     assert _replica_dir(move_cluster, newcomer, "log", table.get_table_info().table_id).is_dir()
 
 
@@ -146,7 +112,7 @@ async def test_primary_key_bucket_moves_and_serves_lookups(move_cluster, mconn):
     path = TablePath("moves", "pk")
     schema = Schema(pa.schema([("k", pa.int64()), ("v", pa.int64())]), primary_keys=["k"])
     await admin.create_table(path, TableDescriptor(schema, bucket_count=1))
-    await _wait_until(lambda: _full_isr(mconn, path), 20, "a full ISR")
+    await wait_until(lambda: all_in_sync(mconn, path), 20, "a full ISR")
     table = await mconn.get_table(path)
     writer = table.new_upsert().create_writer()
     keys = 300
@@ -173,7 +139,7 @@ async def test_primary_key_bucket_moves_and_serves_lookups(move_cluster, mconn):
         before = await _bucket(mconn, path)
         target, newcomer = _plan(list(before.replicas), before.leader_id)
         await admin.alter_table_assignment(path, {0: target})
-        await _wait_until(lambda: _moved(mconn, path, target), 60, f"bucket 0 to move to {target}")
+        await wait_until(lambda: _moved(mconn, path, target), 60, f"bucket 0 to move to {target}")
         assert (await _bucket(mconn, path)).leader_id == newcomer
         await asyncio.sleep(1.0)
     finally:
@@ -191,7 +157,7 @@ async def test_a_new_coordinator_finishes_a_move(move_cluster, mconn):
     admin = mconn.get_admin()
     path = TablePath("moves", "failover")
     await admin.create_table(path, TableDescriptor(Schema(pa.schema([("seq", pa.int64())])), bucket_count=1))
-    await _wait_until(lambda: _full_isr(mconn, path), 20, "a full ISR")
+    await wait_until(lambda: all_in_sync(mconn, path), 20, "a full ISR")
     table = await mconn.get_table(path)
     writer = table.new_append().create_writer()
     writer.write_arrow(pa.table({"seq": pa.array(range(5000), pa.int64())}))
@@ -214,7 +180,7 @@ async def test_a_new_coordinator_finishes_a_move(move_cluster, mconn):
     finally:
         os.kill(pid, signal.SIGCONT)
     await asyncio.to_thread(move_cluster.start_coordinator)
-    await _wait_until(lambda: _moved(mconn, path, target), 60, "the new coordinator to finish the move")
+    await wait_until(lambda: _moved(mconn, path, target), 60, "the new coordinator to finish the move")
     writer.write_arrow(pa.table({"seq": pa.array(range(5000, 5100), pa.int64())}))
     await writer.flush()
     scanner = await table.new_scan().create_record_batch_log_scanner()
@@ -228,7 +194,7 @@ async def test_catching_up_is_throttled(mconn):
     admin = mconn.get_admin()
     path = TablePath("moves", "throttled")
     await admin.create_table(path, TableDescriptor(Schema(pa.schema([("b", pa.binary())])), bucket_count=1))
-    await _wait_until(lambda: _full_isr(mconn, path), 20, "a full ISR")
+    await wait_until(lambda: all_in_sync(mconn, path), 20, "a full ISR")
     writer = (await mconn.get_table(path)).new_append().create_writer()
     for _ in range(4):
         writer.write_arrow(pa.table({"b": pa.array([os.urandom(1024) for _ in range(1024)], pa.binary())}))
@@ -237,9 +203,38 @@ async def test_catching_up_is_throttled(mconn):
     target, _ = _plan(list(before.replicas), before.leader_id)
     t0 = time.monotonic()
     await admin.alter_table_assignment(path, {0: target})
-    await _wait_until(lambda: _moved(mconn, path, target), 60, f"bucket 0 to move to {target}")
+    await wait_until(lambda: _moved(mconn, path, target), 60, f"bucket 0 to move to {target}")
     elapsed = time.monotonic() - t0
     assert elapsed >= 2.0, f"4 MiB moved in {elapsed:.2f}s: faster than the 1 MiB/s throttle allows"
+
+
+async def test_a_move_is_cancelled_by_giving_back_its_original_replicas(move_cluster, mconn):
+    """4 MiB at the 1 MiB/s throttle: the move is still copying when it is cancelled; the bucket goes back to its
+    original replicas (leader unchanged), the new replica's files are deleted, and nothing written is lost."""
+    admin = mconn.get_admin()
+    path = TablePath("moves", "cancelled")
+    await admin.create_table(path, TableDescriptor(Schema(pa.schema([("b", pa.binary())])), bucket_count=1))
+    await wait_until(lambda: all_in_sync(mconn, path), 20, "a full ISR")
+    table = await mconn.get_table(path)
+    writer = table.new_append().create_writer()
+    for _ in range(4):
+        writer.write_arrow(pa.table({"b": pa.array([os.urandom(1024) for _ in range(1024)], pa.binary())}))
+    await writer.flush()
+    before = await _bucket(mconn, path)
+    original, leader = list(before.replicas), before.leader_id
+    target, newcomer = _plan(original, leader)
+    await admin.alter_table_assignment(path, {0: target})
+    assert [r.target_replicas for r in await admin.list_reassignments()] == [target]
+    with pytest.raises(FlussError, match=re.escape(f"cancel it by giving its original replicas {original}")):
+        await admin.alter_table_assignment(path, {0: list(reversed(original))})
+    await admin.alter_table_assignment(path, {0: original})  # the cancel
+    await wait_until(lambda: _moved(mconn, path, original), 30, "the bucket to go back")
+    assert (await _bucket(mconn, path)).leader_id == leader
+    new_dir = _replica_dir(move_cluster, newcomer, "cancelled", table.get_table_info().table_id)
+    await wait_until(lambda: _gone(new_dir), 20, "the cancelled replica's files to go")
+    scanner = await table.new_scan().create_record_batch_log_scanner()
+    scanner.subscribe_buckets({0: EARLIEST_OFFSET})
+    assert (await scanner.to_arrow()).num_rows == 4096
 
 
 @pytest.mark.parametrize("targets, partition, message, code", [
@@ -265,36 +260,26 @@ async def test_bad_requests_are_refused(mconn, targets, partition, message, code
 # ---------------------------------------------------------------- server tags (run last: they grow the cluster)
 
 
-async def _leaders(conn, path) -> dict[int, int]:
-    meta = await conn.run(conn.cluster.update_metadata([path]))
-    return {b.bucket_id: b.leader_id for b in meta.tables[0].buckets}
-
-
-async def _placement(conn, path) -> dict[int, list[int]]:
-    meta = await conn.run(conn.cluster.update_metadata([path]))
-    return {b.bucket_id: list(b.replicas) for b in meta.tables[0].buckets}
-
-
 async def test_temporary_offline_moves_leadership_off_and_keeps_replicas(mconn):
     admin = mconn.get_admin()
     path = TablePath("moves", "resting")
     await admin.create_table(path, TableDescriptor(Schema(pa.schema([("v", pa.int64())])), bucket_count=6))
-    await _wait_until(lambda: _all_in_sync(mconn, path), 20, "a full ISR")
-    placement = await _placement(mconn, path)
-    assert 1 in (await _leaders(mconn, path)).values()
+    await wait_until(lambda: all_in_sync(mconn, path), 20, "a full ISR")
+    before = await placement(mconn, path)
+    assert 1 in (await leaders(mconn, path)).values()
     await admin.add_server_tag([1], fluss.ServerTag.TEMPORARY_OFFLINE)
 
     async def one_leads_nothing() -> bool:
-        leaders = await _leaders(mconn, path)
-        return all(leader >= 0 and leader != 1 for leader in leaders.values())
+        now = await leaders(mconn, path)
+        return all(leader >= 0 and leader != 1 for leader in now.values())
 
-    await _wait_until(one_leads_nothing, 20, "server 1 to lead nothing")
-    assert await _placement(mconn, path) == placement  # replicas stay
-    await _wait_until(lambda: _all_in_sync(mconn, path), 20, "server 1 to stay in every ISR")
+    await wait_until(one_leads_nothing, 20, "server 1 to lead nothing")
+    assert await placement(mconn, path) == before  # replicas stay
+    await wait_until(lambda: all_in_sync(mconn, path), 20, "server 1 to stay in every ISR")
     fresh = TablePath("moves", "created_while_resting")
     await admin.create_table(fresh, TableDescriptor(Schema(pa.schema([("v", pa.int64())])), bucket_count=6))
-    assert 1 not in (await _leaders(mconn, fresh)).values()
-    assert any(1 in r for r in (await _placement(mconn, fresh)).values())  # it still gets replicas
+    assert 1 not in (await leaders(mconn, fresh)).values()
+    assert any(1 in r for r in (await placement(mconn, fresh)).values())  # it still gets replicas
     writer = (await mconn.get_table(path)).new_append().create_writer()
     writer.write_arrow(pa.table({"v": pa.array(range(600), pa.int64())}))
     await writer.flush()  # acks=all with server 1 still replicating
@@ -303,18 +288,13 @@ async def test_temporary_offline_moves_leadership_off_and_keeps_replicas(mconn):
         await admin.add_server_tag([1], fluss.ServerTag.PERMANENT_OFFLINE)
     assert e.value.error_code == ErrorCode.SERVER_TAG_ALREADY_EXIST_EXCEPTION and "1 (TEMPORARY_OFFLINE)" in str(e.value)
     await admin.remove_server_tag([1], fluss.ServerTag.TEMPORARY_OFFLINE)
-    preferred = [b for b, r in placement.items() if r[0] == 1]
+    preferred = [b for b, r in before.items() if r[0] == 1]
 
     async def leads_its_preferred() -> bool:
-        leaders = await _leaders(mconn, path)
-        return all(leaders[b] == 1 for b in preferred)
+        now = await leaders(mconn, path)
+        return all(now[b] == 1 for b in preferred)
 
-    await _wait_until(leads_its_preferred, 20, "server 1 to lead its preferred buckets again")
-
-
-async def _all_in_sync(conn, path) -> bool:
-    meta = await conn.run(conn.cluster.update_metadata([path]))
-    return all(b.leader_id >= 0 and sorted(b.isr) == sorted(b.replicas) for b in meta.tables[0].buckets)
+    await wait_until(leads_its_preferred, 20, "server 1 to lead its preferred buckets again")
 
 
 async def test_permanent_offline_drains_a_server_under_an_acks_all_writer_and_it_retires(move_cluster, mconn):
@@ -322,28 +302,11 @@ async def test_permanent_offline_drains_a_server_under_an_acks_all_writer_and_it
     new_id = await asyncio.to_thread(move_cluster.add_tablet_server)  # a fourth server takes the drained replicas
     path = TablePath("moves", "drained")
     await admin.create_table(path, TableDescriptor(Schema(pa.schema([("seq", pa.int64())])), bucket_count=4))
-    await _wait_until(lambda: _all_in_sync(mconn, path), 20, "a full ISR")
+    await wait_until(lambda: all_in_sync(mconn, path), 20, "a full ISR")
     leaving = 0
-    assert any(leaving in r for r in (await _placement(mconn, path)).values())
+    assert any(leaving in r for r in (await placement(mconn, path)).values())
     table = await mconn.get_table(path)
-    writer = table.new_append().create_writer()
-    acked: list[int] = []
-    failures: list[str] = []
-    stop = asyncio.Event()
-
-    async def write_loop() -> None:
-        seq = 0
-        while not stop.is_set():
-            handle = writer.write_arrow_batch(pa.record_batch([pa.array(range(seq, seq + 100), pa.int64())],
-                                                              names=["seq"]))
-            try:
-                await handle.wait()
-                acked.extend(range(seq, seq + 100))
-            except FlussError as e:
-                failures.append(str(e))
-            seq += 100
-
-    loop = asyncio.create_task(write_loop())
+    appender = AckedAppender(table, batch=100).start()
     try:
         await asyncio.sleep(0.5)
         await admin.add_server_tag([leaving], fluss.ServerTag.PERMANENT_OFFLINE)
@@ -351,23 +314,17 @@ async def test_permanent_offline_drains_a_server_under_an_acks_all_writer_and_it
         async def drained() -> bool:
             if await admin.list_reassignments():
                 return False
-            return all(leaving not in r for r in (await _placement(mconn, path)).values())
+            return all(leaving not in r for r in (await placement(mconn, path)).values())
 
-        await _wait_until(drained, 60, f"server {leaving} to be drained")
+        await wait_until(drained, 60, f"server {leaving} to be drained")
         with pytest.raises(FlussError, match="PERMANENT_OFFLINE"):  # nothing may move onto it
             await admin.alter_table_assignment(path, {0: [leaving, new_id]})
         await asyncio.to_thread(move_cluster.stop_tablet_server, leaving)  # retired: nothing is lost
         await asyncio.sleep(1.0)
     finally:
-        stop.set()
-        await asyncio.wait_for(loop, 60)
-    await asyncio.wait_for(writer.flush(), 60)
-    assert not failures, failures[:3]
-    scanner = await table.new_scan().create_record_batch_log_scanner()
-    scanner.subscribe_buckets({b: EARLIEST_OFFSET for b in range(4)})
-    seqs = (await scanner.to_arrow()).column("seq").to_pylist()
-    assert len(seqs) == len(set(seqs)) and set(acked) <= set(seqs) and len(acked) > 500
-    assert any(new_id in r for r in (await _placement(mconn, path)).values())
+        await appender.stop()
+    await appender.check(buckets=4, min_acked=501)
+    assert any(new_id in r for r in (await placement(mconn, path)).values())
     await admin.remove_server_tag([leaving], fluss.ServerTag.PERMANENT_OFFLINE)  # a retired server's tag goes too
     with pytest.raises(FlussError) as e:
         await admin.remove_server_tag([leaving], fluss.ServerTag.PERMANENT_OFFLINE)

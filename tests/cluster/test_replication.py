@@ -18,6 +18,7 @@ from fluss import EARLIEST_OFFSET, ErrorCode, FlussError, OffsetSpec, Schema, Ta
 from fluss.record.log_batch import assign_writer, build_batch
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.cluster import LocalCluster
+from tests.cluster.cluster_ops_helpers import all_in_sync, buckets_of, restarting_stopped, wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -35,11 +36,7 @@ def ha_cluster():
         yield c
 
 
-@pytest.fixture(autouse=True)
-def _restart_stopped_processes(ha_cluster):
-    """A failing fault test must not leave a server down for the next test."""
-    yield
-    ha_cluster.restart_stopped()
+_restart_stopped_processes = restarting_stopped("ha_cluster")
 
 
 @pytest_asyncio.fixture(loop_scope="session")
@@ -48,24 +45,6 @@ async def hconn(ha_cluster):
         "bootstrap.servers": ha_cluster.bootstrap_servers, "writer.batch-timeout": "5ms", "request-timeout": "10s"}))
     yield conn
     await conn.aclose()
-
-
-async def _buckets(conn, path):
-    return list((await conn.run(conn.cluster.update_metadata([path]))).tables[0].buckets)
-
-
-async def _wait_until(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while True:
-        value = await predicate()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await asyncio.sleep(0.2)
-
-
-async def _full_isr(conn, path) -> bool:
-    return all(sorted(b.isr) == sorted(b.replicas) and b.leader_id >= 0 for b in await _buckets(conn, path))
 
 
 async def _read_all(table, buckets) -> pa.Table:
@@ -80,7 +59,7 @@ async def _create(conn, name, buckets=3):
     path = TablePath("repl", name)
     await admin.create_table(path, TableDescriptor(Schema(pa.schema([("writer", pa.int32()), ("seq", pa.int64())])),
                                                    bucket_count=buckets, bucket_keys=["writer"]))
-    await _wait_until(lambda: _full_isr(conn, path), 20, "a full ISR")
+    await wait_until(lambda: all_in_sync(conn, path), 20, "a full ISR")
     await admin.list_offsets(path, list(range(buckets)), OffsetSpec.latest())  # every leader serves its bucket
     return path, await conn.get_table(path)
 
@@ -108,7 +87,7 @@ async def test_acked_writes_survive_repeated_leader_kills(ha_cluster, hconn):
     try:
         for _ in range(3):
             await asyncio.sleep(1.0)
-            leader = (await _buckets(hconn, path))[0].leader_id
+            leader = (await buckets_of(hconn, path))[0].leader_id
             if leader < 0:
                 continue
             await asyncio.to_thread(ha_cluster.kill_tablet_server, leader)
@@ -120,7 +99,7 @@ async def test_acked_writes_survive_repeated_leader_kills(ha_cluster, hconn):
         # bounded: a bucket whose ISR never heals makes acks=all writes retry for ever
         await asyncio.wait_for(asyncio.gather(*loops), 120)
     await asyncio.wait_for(writer.flush(), 120)
-    await _wait_until(lambda: _full_isr(hconn, path), 30, "the ISR to heal")
+    await wait_until(lambda: all_in_sync(hconn, path), 30, "the ISR to heal")
     data = await _read_all(table, [0, 1, 2])
     for w in range(3):
         seqs = [s for wr, s in zip(data.column("writer").to_pylist(), data.column("seq").to_pylist(), strict=True)
@@ -140,25 +119,25 @@ async def test_followers_rejoin_a_bucket_whose_last_leader_comes_back(ha_cluster
     writer = table.new_append().create_writer()
     writer.write_arrow(pa.table({"writer": pa.array([1] * 10, pa.int32()), "seq": pa.array(range(10), pa.int64())}))
     await writer.flush()
-    leader = (await _buckets(hconn, path))[0].leader_id
+    leader = (await buckets_of(hconn, path))[0].leader_id
     followers = [s for s in (0, 1, 2) if s != leader]
     for s in followers:
         await asyncio.to_thread(ha_cluster.kill_tablet_server, s)
-    await _wait_until(lambda: _isr_is(hconn, path, [leader]), 20, "the ISR to shrink to the leader")
+    await wait_until(lambda: _isr_is(hconn, path, [leader]), 20, "the ISR to shrink to the leader")
     await asyncio.to_thread(ha_cluster.kill_tablet_server, leader)
-    await _wait_until(lambda: _leader_is(hconn, path, -1), 20, "the bucket to go offline")
+    await wait_until(lambda: _leader_is(hconn, path, -1), 20, "the bucket to go offline")
     for s in followers:
         await asyncio.to_thread(ha_cluster.start_tablet_server, s)
     await asyncio.to_thread(ha_cluster.start_tablet_server, leader)
-    await _wait_until(lambda: _full_isr(hconn, path), 30, "the followers to rejoin the returned leader's ISR")
-    assert (await _buckets(hconn, path))[0].leader_id == leader
+    await wait_until(lambda: all_in_sync(hconn, path), 30, "the followers to rejoin the returned leader's ISR")
+    assert (await buckets_of(hconn, path))[0].leader_id == leader
     writer.write_arrow(pa.table({"writer": pa.array([1] * 5, pa.int32()), "seq": pa.array(range(10, 15), pa.int64())}))
     await asyncio.wait_for(writer.flush(), 30)
     assert (await _read_all(table, [0])).column("seq").to_pylist() == list(range(15))
 
 
 async def _leader_is(conn, path, leader) -> bool:
-    return all(b.leader_id == leader for b in await _buckets(conn, path))
+    return all(b.leader_id == leader for b in await buckets_of(conn, path))
 
 
 async def test_writes_fail_clearly_without_enough_replicas(ha_cluster, hconn):
@@ -166,12 +145,12 @@ async def test_writes_fail_clearly_without_enough_replicas(ha_cluster, hconn):
     writer = table.new_append().create_writer()
     writer.write_arrow(pa.table({"writer": pa.array([1] * 10, pa.int32()), "seq": pa.array(range(10), pa.int64())}))
     await writer.flush()
-    leader = (await _buckets(hconn, path))[0].leader_id
+    leader = (await buckets_of(hconn, path))[0].leader_id
     others = [s for s in (0, 1, 2) if s != leader]
     for s in others:
         await asyncio.to_thread(ha_cluster.kill_tablet_server, s)
     try:
-        await _wait_until(lambda: _isr_is(hconn, path, [leader]), 20, "the ISR to shrink to the leader")
+        await wait_until(lambda: _isr_is(hconn, path, [leader]), 20, "the ISR to shrink to the leader")
         strict = await fluss.FlussConnection.create(fluss.Config({
             "bootstrap.servers": ha_cluster.bootstrap_servers, "writer.retries": "0"}))
         try:
@@ -188,16 +167,16 @@ async def test_writes_fail_clearly_without_enough_replicas(ha_cluster, hconn):
     finally:
         for s in others:
             await asyncio.to_thread(ha_cluster.start_tablet_server, s)
-    await _wait_until(lambda: _full_isr(hconn, path), 30, "the ISR to heal")
+    await wait_until(lambda: all_in_sync(hconn, path), 30, "the ISR to heal")
 
 
 async def _isr_is(conn, path, isr) -> bool:
-    return all(sorted(b.isr) == sorted(isr) for b in await _buckets(conn, path))
+    return all(sorted(b.isr) == sorted(isr) for b in await buckets_of(conn, path))
 
 
 async def test_lagging_follower_leaves_and_rejoins_the_isr(ha_cluster, hconn):
     path, table = await _create(hconn, "laggard", buckets=1)
-    bucket = (await _buckets(hconn, path))[0]
+    bucket = (await buckets_of(hconn, path))[0]
     follower = next(r for r in bucket.replicas if r != bucket.leader_id)
     pid = ha_cluster.tablet_server_pid(follower)
     os.kill(pid, signal.SIGSTOP)
@@ -207,33 +186,33 @@ async def test_lagging_follower_leaves_and_rejoins_the_isr(ha_cluster, hconn):
             writer.append([1, i])
             await writer.flush()
             await asyncio.sleep(0.2)
-        await _wait_until(lambda: _not_in_isr(hconn, path, follower), 20, "the paused follower to leave the ISR")
+        await wait_until(lambda: _not_in_isr(hconn, path, follower), 20, "the paused follower to leave the ISR")
     finally:
         os.kill(pid, signal.SIGCONT)
-    await _wait_until(lambda: _full_isr(hconn, path), 30, "the follower to rejoin the ISR")
+    await wait_until(lambda: all_in_sync(hconn, path), 30, "the follower to rejoin the ISR")
 
 
 async def _not_in_isr(conn, path, server) -> bool:
-    return all(server not in b.isr for b in await _buckets(conn, path))
+    return all(server not in b.isr for b in await buckets_of(conn, path))
 
 
 async def test_controlled_shutdown_moves_leadership_first(ha_cluster, hconn):
     path, _ = await _create(hconn, "graceful")
-    victim = (await _buckets(hconn, path))[0].leader_id
+    victim = (await buckets_of(hconn, path))[0].leader_id
     t0 = time.monotonic()
     await asyncio.to_thread(ha_cluster.stop_tablet_server, victim)
     moved = time.monotonic() - t0
-    meta = await _buckets(hconn, path)
+    meta = await buckets_of(hconn, path)
     assert all(b.leader_id not in (victim, -1) for b in meta), [(b.bucket_id, b.leader_id) for b in meta]
     assert moved < 10
-    await _wait_until(lambda: _not_in_isr(hconn, path, victim), 10, "the stopped server to leave every ISR")
+    await wait_until(lambda: _not_in_isr(hconn, path, victim), 10, "the stopped server to leave every ISR")
     await asyncio.to_thread(ha_cluster.start_tablet_server, victim)
-    await _wait_until(lambda: _full_isr(hconn, path), 30, "the ISR to heal")
+    await wait_until(lambda: all_in_sync(hconn, path), 30, "the ISR to heal")
 
 
 async def test_resent_batches_are_written_once(ha_cluster, hconn):
     path, table = await _create(hconn, "idempotent", buckets=1)
-    leader = (await _buckets(hconn, path))[0].leader_id
+    leader = (await buckets_of(hconn, path))[0].leader_id
     address = next(n for n in await hconn.get_admin().get_server_nodes()
                    if n.server_type == "TabletServer" and n.id == leader).address
     table_id = table.get_table_info().table_id

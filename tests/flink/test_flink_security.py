@@ -1,5 +1,6 @@
 """The Java connector on a secured cluster (SASL over TLS): Fluss's client security options in a catalog and in a
-table's ``WITH (...)``, Fluss's ACL procedures (``CALL cat.sys.add_acl / list_acl / drop_acl``), a wrong password
+table's ``WITH (...)``, Fluss's ACL procedures (``CALL cat.sys.add_acl / list_acl / drop_acl``) and rebalance
+procedures (``sys.rebalance / list_rebalance / cancel_rebalance / add_server_tag / remove_server_tag``), a wrong password
 and TLS mismatches failing CREATE CATALOG with the reason, and ACLs applying to Flink jobs."""
 
 from __future__ import annotations
@@ -78,6 +79,23 @@ async def test_a_sasl_catalog_writes_and_reads_and_acls_apply_to_flink_jobs(conn
         with pytest.raises(Exception) as err:
             t_env.execute_sql(f"CALL sec_admin.sys.add_acl('cluster.{db}', 'ALLOW', 'User:alice', 'FLY', '*')").wait()
         assert "FLY" in str(err.value), str(err.value)[-2000:]
+        # Fluss's rebalance procedures (docs/cluster-operations.md): a leader-only rebalance, its progress, errors
+        rid = _rows(t_env.execute_sql("CALL sec_admin.sys.rebalance(priorityGoals => 'LEADER_DISTRIBUTION')"))[0][0]
+        progress = [r[0] for r in _rows(t_env.execute_sql(f"CALL sec_admin.sys.list_rebalance('{rid}')"))]
+        # (rows come back sorted) the id, the status, the progress, then one row per bucket
+        assert rid in progress and {"NOT_STARTED", "REBALANCING", "COMPLETED"} & set(progress), progress
+        assert any(r.endswith("%") for r in progress), progress
+        assert _rows(t_env.execute_sql("CALL sec_admin.sys.list_rebalance(rebalanceId => 'rebalance-none')")) == []
+        for call, expected in (("sys.rebalance('FASTEST')", "RACK_AWARE"),
+                               ("sys.add_server_tag('99', 'TEMPORARY_OFFLINE')", "[99]"),
+                               ("sys.remove_server_tag('0', 'RETIRED')", "PERMANENT_OFFLINE"),
+                               ("sys.cancel_rebalance('rebalance-none')", "No rebalance")):
+            with pytest.raises(Exception) as err:
+                t_env.execute_sql(f"CALL sec_admin.{call}").wait()
+            assert expected in str(err.value), (call, str(err.value)[-2000:])
+        with pytest.raises(Exception) as err:
+            t_env.execute_sql("CALL sec_alice.sys.list_rebalance()").wait()
+        assert "AUTHORIZATION_EXCEPTION" in str(err.value) or "permission" in str(err.value), str(err.value)[-2000:]
         assert _rows(t_env.execute_sql(f"SELECT * FROM sec_alice.{db}.t")) == [(1, "a"), (2, "b")]
         # READ does not allow writing
         with pytest.raises(Exception) as err:

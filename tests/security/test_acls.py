@@ -104,6 +104,9 @@ async def test_reassignment_and_server_tags_need_alter_and_listing_describe_on_t
     await _denied(as_alice.get_admin().list_reassignments(), "User:alice", "DESCRIBE", "cluster")
     await _denied(as_alice.get_admin().add_server_tag([0], fluss.ServerTag.TEMPORARY_OFFLINE), "ALTER", "cluster")
     await _denied(as_alice.get_admin().remove_server_tag([0], fluss.ServerTag.TEMPORARY_OFFLINE), "ALTER", "cluster")
+    await _denied(as_alice.get_admin().rebalance(), "User:alice", "ALTER", "cluster")
+    await _denied(as_alice.get_admin().cancel_rebalance(), "User:alice", "ALTER", "cluster")
+    await _denied(as_alice.get_admin().list_rebalance(), "User:alice", "DESCRIBE", "cluster")
     assert await as_admin.get_admin().list_reassignments() == []
     await as_admin.get_admin().create_acls([AclBinding(Resource.cluster(), ALICE, OperationType.ALTER)])
     # the replicas of bucket 0 swap order: the same servers, so nothing to copy, and the move finishes at once
@@ -114,6 +117,10 @@ async def test_reassignment_and_server_tags_need_alter_and_listing_describe_on_t
     with pytest.raises(FlussError) as err:  # allowed now: the coordinator answers (server 0 has no tag)
         await as_alice.get_admin().remove_server_tag([0], fluss.ServerTag.TEMPORARY_OFFLINE)
     assert err.value.error_code == ErrorCode.SERVER_TAG_NOT_EXIST_EXCEPTION
+    assert await as_alice.get_admin().list_rebalance("rebalance-none") is None
+    with pytest.raises(FlussError) as err:  # allowed: nothing to cancel
+        await as_alice.get_admin().cancel_rebalance("rebalance-none")
+    assert err.value.error_code == ErrorCode.NO_REBALANCE_IN_PROGRESS_EXCEPTION
 
 
 async def test_writes_need_write_and_reads_need_read_on_the_table(as_admin, as_alice, as_anonymous, db):

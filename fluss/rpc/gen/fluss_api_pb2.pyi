@@ -475,6 +475,78 @@ class RemoveServerTagResponse(_message.Message):
     error: ErrorInfo
     def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
 
+class RebalanceRequest(_message.Message):
+    __slots__ = ("goals",)
+    GOALS_FIELD_NUMBER: _ClassVar[int]
+    goals: _containers.RepeatedScalarFieldContainer[int]
+    def __init__(self, goals: _Optional[_Iterable[int]] = ...) -> None: ...
+
+class RebalanceResponse(_message.Message):
+    __slots__ = ("error", "rebalance_id")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REBALANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    rebalance_id: str
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., rebalance_id: _Optional[str] = ...) -> None: ...
+
+class RebalanceBucketPb(_message.Message):
+    __slots__ = ("table_path", "table_id", "partition_id", "partition_name", "bucket_id", "original_leader", "new_leader", "original_replicas", "new_replicas", "status")
+    TABLE_PATH_FIELD_NUMBER: _ClassVar[int]
+    TABLE_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
+    PARTITION_NAME_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_LEADER_FIELD_NUMBER: _ClassVar[int]
+    NEW_LEADER_FIELD_NUMBER: _ClassVar[int]
+    ORIGINAL_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    NEW_REPLICAS_FIELD_NUMBER: _ClassVar[int]
+    STATUS_FIELD_NUMBER: _ClassVar[int]
+    table_path: TablePathPb
+    table_id: int
+    partition_id: int
+    partition_name: str
+    bucket_id: int
+    original_leader: int
+    new_leader: int
+    original_replicas: _containers.RepeatedScalarFieldContainer[int]
+    new_replicas: _containers.RepeatedScalarFieldContainer[int]
+    status: int
+    def __init__(self, table_path: _Optional[_Union[TablePathPb, _Mapping]] = ..., table_id: _Optional[int] = ..., partition_id: _Optional[int] = ..., partition_name: _Optional[str] = ..., bucket_id: _Optional[int] = ..., original_leader: _Optional[int] = ..., new_leader: _Optional[int] = ..., original_replicas: _Optional[_Iterable[int]] = ..., new_replicas: _Optional[_Iterable[int]] = ..., status: _Optional[int] = ...) -> None: ...
+
+class ListRebalanceProgressRequest(_message.Message):
+    __slots__ = ("rebalance_id",)
+    REBALANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    rebalance_id: str
+    def __init__(self, rebalance_id: _Optional[str] = ...) -> None: ...
+
+class ListRebalanceProgressResponse(_message.Message):
+    __slots__ = ("error", "rebalance_id", "rebalance_status", "progress", "goals", "buckets")
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    REBALANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    REBALANCE_STATUS_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    GOALS_FIELD_NUMBER: _ClassVar[int]
+    BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    rebalance_id: str
+    rebalance_status: int
+    progress: float
+    goals: _containers.RepeatedScalarFieldContainer[int]
+    buckets: _containers.RepeatedCompositeFieldContainer[RebalanceBucketPb]
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., rebalance_id: _Optional[str] = ..., rebalance_status: _Optional[int] = ..., progress: _Optional[float] = ..., goals: _Optional[_Iterable[int]] = ..., buckets: _Optional[_Iterable[_Union[RebalanceBucketPb, _Mapping]]] = ...) -> None: ...
+
+class CancelRebalanceRequest(_message.Message):
+    __slots__ = ("rebalance_id",)
+    REBALANCE_ID_FIELD_NUMBER: _ClassVar[int]
+    rebalance_id: str
+    def __init__(self, rebalance_id: _Optional[str] = ...) -> None: ...
+
+class CancelRebalanceResponse(_message.Message):
+    __slots__ = ("error",)
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    error: ErrorInfo
+    def __init__(self, error: _Optional[_Union[ErrorInfo, _Mapping]] = ...) -> None: ...
+
 class CreatePartitionRequest(_message.Message):
     __slots__ = ("table_path", "partition_spec", "ignore_if_exists")
     class PartitionSpecEntry(_message.Message):

@@ -194,6 +194,21 @@ class AdminServiceStub(object):
                 request_serializer=fluss__api__pb2.RemoveServerTagRequest.SerializeToString,
                 response_deserializer=fluss__api__pb2.RemoveServerTagResponse.FromString,
                 _registered_method=True)
+        self.Rebalance = channel.unary_unary(
+                '/fluss.rpc.AdminService/Rebalance',
+                request_serializer=fluss__api__pb2.RebalanceRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.RebalanceResponse.FromString,
+                _registered_method=True)
+        self.ListRebalanceProgress = channel.unary_unary(
+                '/fluss.rpc.AdminService/ListRebalanceProgress',
+                request_serializer=fluss__api__pb2.ListRebalanceProgressRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.ListRebalanceProgressResponse.FromString,
+                _registered_method=True)
+        self.CancelRebalance = channel.unary_unary(
+                '/fluss.rpc.AdminService/CancelRebalance',
+                request_serializer=fluss__api__pb2.CancelRebalanceRequest.SerializeToString,
+                response_deserializer=fluss__api__pb2.CancelRebalanceResponse.FromString,
+                _registered_method=True)
 
 
 class AdminServiceServicer(object):
@@ -385,6 +400,24 @@ class AdminServiceServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Rebalance(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ListRebalanceProgress(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CancelRebalance(self, request, context):
+        """Missing associated documentation comment in .proto file."""
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_AdminServiceServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -542,6 +575,21 @@ def add_AdminServiceServicer_to_server(servicer, server):
                     servicer.RemoveServerTag,
                     request_deserializer=fluss__api__pb2.RemoveServerTagRequest.FromString,
                     response_serializer=fluss__api__pb2.RemoveServerTagResponse.SerializeToString,
+            ),
+            'Rebalance': grpc.unary_unary_rpc_method_handler(
+                    servicer.Rebalance,
+                    request_deserializer=fluss__api__pb2.RebalanceRequest.FromString,
+                    response_serializer=fluss__api__pb2.RebalanceResponse.SerializeToString,
+            ),
+            'ListRebalanceProgress': grpc.unary_unary_rpc_method_handler(
+                    servicer.ListRebalanceProgress,
+                    request_deserializer=fluss__api__pb2.ListRebalanceProgressRequest.FromString,
+                    response_serializer=fluss__api__pb2.ListRebalanceProgressResponse.SerializeToString,
+            ),
+            'CancelRebalance': grpc.unary_unary_rpc_method_handler(
+                    servicer.CancelRebalance,
+                    request_deserializer=fluss__api__pb2.CancelRebalanceRequest.FromString,
+                    response_serializer=fluss__api__pb2.CancelRebalanceResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -1381,6 +1429,87 @@ class AdminService(object):
             '/fluss.rpc.AdminService/RemoveServerTag',
             fluss__api__pb2.RemoveServerTagRequest.SerializeToString,
             fluss__api__pb2.RemoveServerTagResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def Rebalance(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/Rebalance',
+            fluss__api__pb2.RebalanceRequest.SerializeToString,
+            fluss__api__pb2.RebalanceResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def ListRebalanceProgress(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/ListRebalanceProgress',
+            fluss__api__pb2.ListRebalanceProgressRequest.SerializeToString,
+            fluss__api__pb2.ListRebalanceProgressResponse.FromString,
+            options,
+            channel_credentials,
+            insecure,
+            call_credentials,
+            compression,
+            wait_for_ready,
+            timeout,
+            metadata,
+            _registered_method=True)
+
+    @staticmethod
+    def CancelRebalance(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(
+            request,
+            target,
+            '/fluss.rpc.AdminService/CancelRebalance',
+            fluss__api__pb2.CancelRebalanceRequest.SerializeToString,
+            fluss__api__pb2.CancelRebalanceResponse.FromString,
             options,
             channel_credentials,
             insecure,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fluss.metadata import Schema, ServerNode, ServerTag, TableBucket, TableDescriptor, TableInfo, TablePath
+from fluss.server.coordinator.rebalance import RebalanceRecord
 from fluss.server.zk.data import (
     Assignment,
     DatabaseRegistration,
@@ -50,6 +51,7 @@ class CoordinatorContext:
     lake_snapshots: dict[int, tuple[int, int]] = field(default_factory=dict)  # table id -> (snapshot id, commit ms)
     reassignments: dict[TableBucket, ReassignmentRecord] = field(default_factory=dict)  # buckets being moved
     server_tags: dict[int, ServerTag] = field(default_factory=dict)  # tablet server id -> its tag
+    rebalance: RebalanceRecord | None = None  # the most recent rebalance (coordinator/rebalance.py)
 
     def add_table(self, info: TableInfo) -> None:
         self.tables[info.table_path] = info

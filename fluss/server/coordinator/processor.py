@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from fluss.lake.catalog import LakeCatalogProcess
 from fluss.lake.config import is_lake_enabled, system_table_properties
 from fluss.metadata import (
     DatabaseDescriptor,
+    RebalanceStatus,
     ServerNode,
     ServerTag,
     TableBucket,
@@ -37,6 +39,7 @@ from fluss.server.config import (
     DEFAULT_REPLICATION_FACTOR,
     MAX_BUCKET_NUM,
     MAX_PARTITION_NUM,
+    REBALANCE_MAX_INFLIGHT,
     REMOTE_DATA_DIR,
     ServerConfig,
 )
@@ -52,6 +55,14 @@ from fluss.server.coordinator.context import (
 from fluss.server.coordinator.control_checks import check_lake_snapshot
 from fluss.server.coordinator.notifier import TabletNotifier
 from fluss.server.coordinator.reassignment import check_targets, finish_step, widened
+from fluss.server.coordinator.rebalance import (
+    RebalanceBucket,
+    RebalanceRecord,
+    cancel,
+    overall_status,
+    settle_in_flight,
+)
+from fluss.server.coordinator.rebalance_planner import BucketLayout, parse_goals, plan_rebalance
 from fluss.server.coordinator.server_tags import check_tag_request, drain_target, leaders_last, parse_tag
 from fluss.server.coordinator.validation import (
     check_database_name,
@@ -85,6 +96,8 @@ from fluss.table_options import (
 log = logging.getLogger(__name__)
 
 DEFAULT_DATABASE = "fluss"
+#: The largest rebalance record written to ZooKeeper (its default node limit is 1 MiB): about 6000 buckets of three replicas.
+MAX_REBALANCE_RECORD_BYTES = 900_000
 
 
 def now_ms() -> int:
@@ -117,6 +130,8 @@ class CoordinatorEventProcessor:
         self.storage_failed: set[int] = set()  # servers that reported they cannot write their disk
         self.auto_partitions = AutoPartitionPlanner()
         self._auto_partition_task: asyncio.Task | None = None
+        self._rebalance_busy = False
+        self._rebalance_again = False
 
     # ------------------------------------------------------------ lifecycle
 
@@ -130,6 +145,8 @@ class CoordinatorEventProcessor:
         self.lake.warm_up()
         if self.dynamic is not None:
             self.dynamic.on_change(lambda key: key.startswith("datalake."), self._lake_options_changed)
+            self.dynamic.on_change({REBALANCE_MAX_INFLIGHT}, lambda _keys: self._queue.put_nowait(
+                _Event(self._advance_rebalance, (), None)))  # more (or fewer) moves at once from now on
         self.zk.watch_tablet_servers(self._on_servers_changed_threadsafe)
 
     async def stop(self) -> None:
@@ -217,6 +234,9 @@ class CoordinatorEventProcessor:
                 ctx.live_servers[sid] = ServerNode(sid, reg.host, reg.port, "TabletServer", reg.metrics_port,
                                                    tuple(sorted(reg.endpoints.items())), reg.rack)
                 ctx.registered_at[sid] = reg.register_time
+            data = zk.get_rebalance()
+            if data is not None:
+                ctx.rebalance = RebalanceRecord.decode(data)
 
         await self._zk(load)
         log.info("coordinator loaded %d databases, %d tables, %d buckets, %d live tablet servers",
@@ -646,12 +666,30 @@ class CoordinatorEventProcessor:
             pid, where = -1, f"table '{path}'"
         check_targets(targets, info.num_buckets, set(self.ctx.live_servers), self.ineligible, where,
                       self.tagged(ServerTag.PERMANENT_OFFLINE))
+        back: list[int] = []
         for bucket, target in sorted(targets.items()):
             running = self.ctx.reassignments.get(TableBucket(info.table_id, bucket, pid))
             if running is not None and running.target != list(target):
+                if list(target) == running.original:  # back to where it came from: the move is cancelled
+                    back.append(bucket)
+                    continue
                 raise FlussError(f"Bucket {bucket} of {where} is already moving to {running.target}: wait until "
-                                 "that move finishes", ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
-        await self._start_moves(info.table_id, pid, targets)
+                                 f"that move finishes, or cancel it by giving its original replicas "
+                                 f"{running.original}", ErrorCode.INVALID_UPDATE_VERSION_EXCEPTION)
+        for bucket in back:
+            await self._cancel_move(TableBucket(info.table_id, bucket, pid))
+        await self._start_moves(info.table_id, pid, {b: t for b, t in targets.items() if b not in back})
+
+    async def _cancel_move(self, tb: TableBucket) -> None:
+        """Rolls a move back: its target becomes its original replicas, so it finishes as any move does - the new
+        replicas leave the ISR and are stopped and deleted. Leadership never moved (it moves only at the finish)."""
+        rec = self.ctx.reassignments[tb]
+        rolled_back = ReassignmentRecord(rec.table_id, rec.partition_id, rec.bucket, list(rec.original),
+                                         list(rec.original), rec.created_time)
+        await self._zk(self.zk.update_reassignment, rolled_back)
+        self.ctx.reassignments[tb] = rolled_back
+        log.info("move of %s to %s cancelled: back to %s", tb, rec.target, rec.original)
+        await self._advance_reassignment(tb)
 
     async def _start_moves(self, table_id: int, pid: int, targets: dict[int, list[int]]) -> None:
         """Starts moving the buckets of one table (or partition) that are not moving yet (checked targets)."""
@@ -686,6 +724,7 @@ class CoordinatorEventProcessor:
         for tb in sorted(self.ctx.reassignments):
             await self._advance_reassignment(tb)
         await self._drain()
+        await self._advance_rebalance()
 
     # ------------------------------------------------------------ server tags (coordinator/server_tags.py)
 
@@ -820,12 +859,15 @@ class CoordinatorEventProcessor:
             self.notifier.stop_replicas(sid, [tb], delete=True)
         log.info("reassigned %s to %s (leader %d); stopping the replicas on %s", tb, rec.target,
                  step.leader_and_isr.leader, removed)
+        if self.ctx.rebalance is not None:  # a bucket of it (a cancelled one's too) may have finished
+            await self._advance_rebalance()
 
     async def _forget_reassignments(self, predicate) -> None:
         """Deletes the records of moves whose table or partition is being dropped."""
         for tb in [tb for tb in self.ctx.reassignments if predicate(tb)]:
             rec = self.ctx.reassignments.pop(tb)
             await self._zk(self.zk.delete_reassignment, rec.table_id, rec.partition_id, rec.bucket)
+        await self._advance_rebalance()
 
     def list_reassignments(self) -> list[tuple[ReassignmentRecord, LeaderAndIsr, list[int]]]:
         out = []
@@ -834,6 +876,153 @@ class CoordinatorEventProcessor:
             if entry is not None:
                 out.append((rec, entry[0], self.ctx.replicas(tb)))
         return out
+
+    # ------------------------------------------------------------ rebalance (coordinator/rebalance*.py)
+
+    async def rebalance(self, goals: list[int]) -> str:
+        return await self.submit(self._rebalance, list(goals))
+
+    async def _rebalance(self, goal_values: list[int]) -> str:
+        goals = parse_goals(goal_values)
+        current = self.ctx.rebalance
+        if current is not None and current.active:
+            raise FlussError(f"Rebalance {current.rebalance_id} is still {RebalanceStatus(current.status).name}: "
+                             "cancel it or wait until it ends (one rebalance at a time)",
+                             ErrorCode.REBALANCE_FAILURE_EXCEPTION)
+        servers = {sid: node.rack for sid, node in self.ctx.live_servers.items() if sid not in self.ineligible}
+        if not servers:
+            raise FlussError("No live tablet server to rebalance over", ErrorCode.REBALANCE_FAILURE_EXCEPTION)
+        layouts = {tb: BucketLayout(self.ctx.replicas(tb), lai.leader)
+                   for tb, (lai, _) in self.ctx.leaders.items() if tb not in self.ctx.reassignments}
+        plan = plan_rebalance(layouts, servers, goals, self.tagged(ServerTag.PERMANENT_OFFLINE),
+                              self.tagged(ServerTag.TEMPORARY_OFFLINE))
+        rec = RebalanceRecord(f"rebalance-{uuid.uuid4().hex[:16]}", [g.value for g in goals],
+                              RebalanceStatus.NOT_STARTED.value, now_ms(),
+                              [RebalanceBucket(tb.table_id, tb.partition_id_or_none_value, tb.bucket_id,
+                                               m.original_replicas, m.original_leader, m.new_replicas)
+                               for tb, m in sorted(plan.items())])
+        rec.status = overall_status(rec).value
+        if len(rec.encode()) > MAX_REBALANCE_RECORD_BYTES:
+            raise FlussError(f"The rebalance plan moves {len(rec.buckets)} buckets: too many for one record in "
+                             f"ZooKeeper ({MAX_REBALANCE_RECORD_BYTES} bytes); move some with alter_table_assignment "
+                             "first", ErrorCode.REBALANCE_FAILURE_EXCEPTION)
+        await self._zk(self.zk.set_rebalance, rec.encode())
+        self.ctx.rebalance = rec
+        log.info("rebalance %s (goals %s): %d bucket(s) to move", rec.rebalance_id,
+                 [g.name for g in goals], len(rec.buckets))
+        await self._advance_rebalance()
+        return rec.rebalance_id
+
+    async def cancel_rebalance(self, rebalance_id: str | None) -> None:
+        await self.submit(self._cancel_rebalance, rebalance_id)
+
+    async def _cancel_rebalance(self, rebalance_id: str | None) -> None:
+        rec = self.ctx.rebalance
+        if rec is None or (rebalance_id and rebalance_id != rec.rebalance_id):
+            latest = f" (the most recent is {rec.rebalance_id})" if rec is not None else ""
+            raise FlussError(f"No rebalance {rebalance_id or ''} to cancel{latest}".replace("  ", " "),
+                             ErrorCode.NO_REBALANCE_IN_PROGRESS_EXCEPTION)
+        if not rec.active:
+            raise FlussError(f"Rebalance {rec.rebalance_id} is already {RebalanceStatus(rec.status).name}",
+                             ErrorCode.NO_REBALANCE_IN_PROGRESS_EXCEPTION)
+        n = cancel(rec)
+        await self._zk(self.zk.set_rebalance, rec.encode())
+        log.info("rebalance %s cancelled: %d bucket(s) not started are cancelled, %d in flight finish",
+                 rec.rebalance_id, n, sum(1 for b in rec.buckets if b.status == RebalanceStatus.REBALANCING))
+
+    def rebalance_progress(self, rebalance_id: str | None) -> RebalanceRecord | None:
+        rec = self.ctx.rebalance
+        if rec is None or (rebalance_id and rebalance_id != rec.rebalance_id):
+            return None
+        return rec
+
+    async def _advance_rebalance(self) -> None:
+        """Settles the buckets whose moves ended and starts the next ones (at most ``max-inflight`` moving); the
+        record is rewritten in ZooKeeper when a status changed. Re-entered from a move that finishes at once: the
+        inner call only asks the outer one to go round again."""
+        if self._rebalance_busy:
+            self._rebalance_again = True
+            return
+        self._rebalance_busy = True
+        try:
+            while True:
+                self._rebalance_again = False
+                await self._advance_rebalance_once()
+                if not self._rebalance_again:
+                    return
+        finally:
+            self._rebalance_busy = False
+
+    async def _advance_rebalance_once(self) -> None:
+        rec = self.ctx.rebalance
+        if rec is None or not any(not RebalanceStatus(b.status).is_final for b in rec.buckets):
+            return
+        before = rec.encode()
+        in_flight = 0
+        for b in rec.buckets:
+            tb = TableBucket(b.table_id, b.bucket, b.partition_id)
+            running = self.ctx.reassignments.get(tb)
+            if b.status == RebalanceStatus.NOT_STARTED and running is not None and running.target == b.new_replicas:
+                b.status = RebalanceStatus.REBALANCING.value  # started by a coordinator that died before noting it
+            if b.status != RebalanceStatus.REBALANCING:
+                continue
+            exists = tb in self.ctx.leaders
+            new = settle_in_flight(b, exists, running is not None, self.ctx.replicas(tb) if exists else None)
+            if new is None:
+                in_flight += 1
+                continue
+            if new == RebalanceStatus.COMPLETED:
+                await self._elect_planned_leader(tb, b.new_replicas[0])
+            else:
+                log.warning("rebalance %s: bucket %s failed (its table or partition is gone, or its move ended "
+                            "elsewhere)", rec.rebalance_id, tb)
+            b.status = new.value
+        if rec.status != RebalanceStatus.CANCELED:
+            for b in rec.buckets:
+                if in_flight >= self.config.get_int(REBALANCE_MAX_INFLIGHT):  # dynamic: read each time
+                    break
+                if b.status == RebalanceStatus.NOT_STARTED:
+                    in_flight += await self._start_rebalance_bucket(rec, b)
+        rec.status = overall_status(rec).value
+        if rec.encode() != before:
+            await self._zk(self.zk.set_rebalance, rec.encode())
+            if not rec.active:
+                log.info("rebalance %s %s", rec.rebalance_id, RebalanceStatus(rec.status).name)
+
+    async def _start_rebalance_bucket(self, rec: RebalanceRecord, b: RebalanceBucket) -> int:
+        """Starts one planned move; returns 1 when a reassignment was started (it counts as in flight)."""
+        tb = TableBucket(b.table_id, b.bucket, b.partition_id)
+        if tb not in self.ctx.leaders:
+            b.status = RebalanceStatus.FAILED.value
+            return 0
+        if tb in self.ctx.reassignments:  # another move of the bucket (a drain, an operator's) goes first
+            return 0
+        bad = [r for r in b.new_replicas if r not in self.ctx.live_servers or r in self.ineligible
+               or self.ctx.server_tags.get(r) == ServerTag.PERMANENT_OFFLINE]
+        if bad:
+            log.warning("rebalance %s: bucket %s cannot move to %s (server(s) %s gone, stopping or retiring)",
+                        rec.rebalance_id, tb, b.new_replicas, bad)
+            b.status = RebalanceStatus.FAILED.value
+            return 0
+        if self.ctx.replicas(tb) == b.new_replicas:  # only the leader changes
+            await self._elect_planned_leader(tb, b.new_replicas[0])
+            b.status = RebalanceStatus.COMPLETED.value
+            return 0
+        b.status = RebalanceStatus.REBALANCING.value
+        await self._start_moves(tb.table_id, b.partition_id, {b.bucket: list(b.new_replicas)})
+        return 1
+
+    async def _elect_planned_leader(self, tb: TableBucket, leader: int) -> None:
+        """Makes ``leader`` lead ``tb`` when it is a live, eligible, untagged in-sync replica (ISR unchanged)."""
+        entry = self.ctx.leaders.get(tb)
+        if entry is None:
+            return
+        lai, version = entry
+        if lai.leader == leader or leader not in lai.isr or leader not in self.ctx.live_servers \
+                or leader in self.ineligible or leader in self.not_leading:
+            return
+        await self._write_leader(tb, LeaderAndIsr(leader, lai.leader_epoch + 1, lai.isr, self.ctx.epoch,
+                                                  lai.bucket_epoch + 1), version)
 
     # ------------------------------------------------------------ replication requests from leaders
 

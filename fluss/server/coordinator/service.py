@@ -228,6 +228,36 @@ class AdminServicer(rpc.AdminServiceServicer):
             pb.ConfigEntryPb(key=e.key, value=e.value, config_source=e.source)
             for e in describe_cluster_configs(self._server.config)])
 
+    @_guard(pb.RebalanceResponse)
+    async def Rebalance(self, request, context):
+        if len(request.goals) > 16:
+            raise FlussError(f"A rebalance takes at most 16 goals ({len(request.goals)} given)",
+                             ErrorCode.INVALID_CONFIG_EXCEPTION)
+        rebalance_id = await self.p.rebalance(list(request.goals))
+        return pb.RebalanceResponse(error=OK, rebalance_id=rebalance_id)
+
+    @_guard(pb.CancelRebalanceResponse)
+    async def CancelRebalance(self, request, context):
+        await self.p.cancel_rebalance(_rebalance_id(request.rebalance_id))
+        return pb.CancelRebalanceResponse(error=OK)
+
+    @_guard(pb.ListRebalanceProgressResponse)
+    async def ListRebalanceProgress(self, request, context):
+        rec = self.p.rebalance_progress(_rebalance_id(request.rebalance_id))
+        if rec is None:
+            return pb.ListRebalanceProgressResponse(error=OK)
+        out = []
+        for b in rec.buckets:
+            info = self.p.ctx.tables_by_id.get(b.table_id)
+            part = self.p.ctx.partitions.get(b.partition_id)
+            out.append(pb.RebalanceBucketPb(
+                table_path=info.table_path.to_pb() if info else None, table_id=b.table_id,
+                partition_id=b.partition_id, partition_name=part.name if part else "", bucket_id=b.bucket,
+                original_leader=b.original_leader, new_leader=b.new_replicas[0], original_replicas=b.original_replicas,
+                new_replicas=b.new_replicas, status=b.status))
+        return pb.ListRebalanceProgressResponse(error=OK, rebalance_id=rec.rebalance_id, rebalance_status=rec.status,
+                                                progress=rec.progress(), goals=rec.goals, buckets=out)
+
     @_guard(pb.ListReassignmentsResponse)
     async def ListReassignments(self, request, context):
         out = []
@@ -496,3 +526,13 @@ class CoordinatorServicer(rpc.CoordinatorServiceServicer):
         remaining = await self.p.report_storage_state(request.server_id, request.server_epoch, request.writable,
                                                       request.reason[:500])
         return pb.ReportStorageStateResponse(error=OK, remaining_leaders=remaining)
+
+
+def _rebalance_id(value: str) -> str | None:
+    """A rebalance id from a request: empty means the most recent; at most 128 printable characters."""
+    if not value:
+        return None
+    if len(value) > 128 or not value.isprintable():
+        raise FlussError(f"Invalid rebalance id {value[:40]!r}: at most 128 printable characters",
+                         ErrorCode.INVALID_CONFIG_EXCEPTION)
+    return value

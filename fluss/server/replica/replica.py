@@ -133,13 +133,18 @@ class Replica:
     def make_leader(self, leader_epoch: int, bucket_epoch: int, replicas: list[int], isr: list[int]) -> None:
         with self._lock:
             new_term = leader_epoch != self.leader_epoch or not self.is_leader
+            if not new_term and bucket_epoch < self.bucket_epoch:
+                # read from ZooKeeper before an ISR change this leader has applied since (its AdjustIsr answer):
+                # taking its older ISR could drop a member the coordinator counts, and the high watermark would
+                # then pass records that member lacks (lost if it is elected)
+                return
             self.leader_id = self.local_id
             self.leader_epoch = leader_epoch
             self.bucket_epoch = bucket_epoch
             self.replicas = list(replicas)
             self.isr = list(isr)
-            self.pending_isr = None
             if new_term:
+                self.pending_isr = None  # same term: an ISR change in flight stays counted (maximal ISR)
                 self.epoch_start_offset = self.log.log_end_offset
                 self.log.epochs.assign(leader_epoch, self.epoch_start_offset)
                 start = now_ms()
@@ -251,7 +256,7 @@ class Replica:
 
     def isr_changed(self, leader_epoch: int, bucket_epoch: int, isr: list[int]) -> None:
         with self._lock:
-            if leader_epoch == self.leader_epoch:
+            if leader_epoch == self.leader_epoch and bucket_epoch >= self.bucket_epoch:  # not older than a notification
                 self.isr = list(isr)
                 self.bucket_epoch = bucket_epoch
             self.pending_isr = None

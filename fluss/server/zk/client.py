@@ -403,6 +403,10 @@ class ZooKeeperClient:
         tx.delete(paths.reassignment(record.table_id, record.partition_id, record.bucket))
         _commit(tx, f"finish reassigning bucket {record.bucket} of table {record.table_id}")
 
+    def update_reassignment(self, record: ReassignmentRecord) -> None:
+        """A move's new target (a cancelled move goes back to its original replicas)."""
+        self._zk.set(paths.reassignment(record.table_id, record.partition_id, record.bucket), encode(record))
+
     def list_reassignments(self) -> list[ReassignmentRecord]:
         out = []
         for child in sorted(self._zk.get_children(paths.REASSIGNMENTS)):
@@ -454,6 +458,20 @@ class ZooKeeperClient:
     def watch_cluster_config(self, callback: Callable[[dict[str, str]], None]) -> None:
         """Calls ``callback(configs)`` now and after every change of ``/cluster_config`` (kazoo's thread)."""
         self._zk.DataWatch(paths.CLUSTER_CONFIG, lambda data, _stat: callback(_config_map(data)))
+
+    def get_rebalance(self) -> bytes | None:
+        """The most recent rebalance's record (``/rebalance``, see coordinator/rebalance.py), None when none."""
+        try:
+            data, _ = self._zk.get(paths.REBALANCE)
+        except NoNodeError:
+            return None
+        return data
+
+    def set_rebalance(self, data: bytes) -> None:
+        try:
+            self._zk.set(paths.REBALANCE, data)
+        except NoNodeError:
+            self._zk.create(paths.REBALANCE, data, makepath=True)
 
     def delete_assignment(self, table_id: int, partition_id: int) -> None:
         try:

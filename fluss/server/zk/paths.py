@@ -22,6 +22,7 @@ describes each node and the JSON stored in it.
     /reassignments/{table_id}_{partition_id}_{b}  a bucket being reassigned {original, target} (partition_id -1: none)
     /server_tags                                  tags of tablet servers {tags: {id: PERMANENT_OFFLINE|TEMPORARY_OFFLINE}}
     /cluster_config                               dynamic server options {configs: {key: value}} (alter_cluster_configs)
+    /rebalance                                    the most recent rebalance {rebalance_id, goals, status, buckets: [...]}
     /acls/{CLUSTER|DATABASE|TABLE}/{name}        the ACLs of one resource {acls: [{principal, operation, ...}]}
     /acl_changes                                  its data version changes with every ACL change (servers watch it)
 """
@@ -43,6 +44,7 @@ ACLS = "/acls"
 REASSIGNMENTS = "/reassignments"
 SERVER_TAGS = "/server_tags"
 CLUSTER_CONFIG = "/cluster_config"
+REBALANCE = "/rebalance"
 ACL_CHANGES = "/acl_changes"
 
 

@@ -8,7 +8,7 @@ import java.util.Map;
 
 /**
  * Every procedure of a catalog's {@code sys} database ({@code CALL cat.sys.<name>(...)}): the maps of the
- * procedure families merged (ACLs, cluster configuration, ...). Names are unique across families.
+ * procedure families merged (ACLs, cluster configuration, rebalance and server tags, ...). Names are unique across families.
  */
 public final class SystemProcedures {
     public static final String SYSTEM_DATABASE = AclProcedures.SYSTEM_DATABASE;
@@ -21,7 +21,8 @@ public final class SystemProcedures {
         Map<String, Procedure> out = new HashMap<>();
         for (Map<String, Procedure> family : List.of(
                 AclProcedures.all(admin),
-                ClusterConfigProcedures.all(admin))) {
+                ClusterConfigProcedures.all(admin),
+                ClusterProcedures.all(admin))) {
             for (Map.Entry<String, Procedure> e : family.entrySet()) {
                 if (out.putIfAbsent(e.getKey(), e.getValue()) != null) {
                     throw new IllegalStateException("Two system procedures are named " + e.getKey());

@@ -71,6 +71,7 @@ class ClusterConfigProceduresTest {
     void systemProceduresHoldEveryFamily() {
         Set<String> names = new TreeSet<>(SystemProcedures.all(NO_CALLS).keySet());
         assertEquals(new TreeSet<>(Set.of("add_acl", "list_acl", "drop_acl", "get_cluster_configs",
-                "set_cluster_configs", "reset_cluster_configs")), names);
+                "set_cluster_configs", "reset_cluster_configs", "add_server_tag", "remove_server_tag", "rebalance",
+                "list_rebalance", "cancel_rebalance")), names);
     }
 }
