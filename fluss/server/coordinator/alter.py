@@ -139,7 +139,7 @@ def apply_option_changes(info: TableInfo, changes: list[TableChange]) -> Altered
     if bucket_count is not None:
         changed.add(BUCKET_NUM.key)
         if DATALAKE_ENABLED.value_of(props):
-            raise alter_error(f"Cannot change bucket.num of {where}: it is lake-enabled (table.datalake.enabled), "
+            raise alter_error(f"Cannot change 'bucket.num' of {where}: it is lake-enabled (table.datalake.enabled), "
                               f"and its Paimon table has one bucket count ({info.num_buckets}) for every partition")
     if LOG_TTL.key in changed or LOG_LOCAL_TTL.key in changed:
         check_log_ttls(props, where)
@@ -151,9 +151,9 @@ def apply_option_changes(info: TableInfo, changes: list[TableChange]) -> Altered
 def _bucket_num_change(info: TableInfo, change: TableChange, where: str) -> int:
     """The bucket count a SET bucket.num asks for (see the module docstring); raises when it is refused."""
     if change.kind != TableChange.SET:
-        raise alter_error(f"bucket.num of {where} cannot be reset: set the bucket count of future partitions instead")
+        raise alter_error(f"'bucket.num' of {where} cannot be reset: set the bucket count of future partitions instead")
     if not info.is_partitioned():
-        raise alter_error(f"Cannot change bucket.num of {where} ({info.num_buckets} buckets): it is not "
+        raise alter_error(f"Cannot change 'bucket.num' of {where} ({info.num_buckets} buckets): it is not "
                           "partitioned, and its rows are spread over its buckets by hash, so another count would "
                           "misplace every key already written (only a partitioned table's future partitions can "
                           "get another count)")

@@ -337,14 +337,16 @@ class CoordinatorEventProcessor:
         altered = apply_option_changes(info, changes)
         new_schema = apply_column_changes(info, changes)
         if altered.bucket_count is not None and altered.bucket_count > self.config.get_int(MAX_BUCKET_NUM):
-            raise alter_error(f"Cannot change bucket.num of table '{path}' to {altered.bucket_count}: it exceeds "
+            raise alter_error(f"Cannot change 'bucket.num' of table '{path}' to {altered.bucket_count}: it exceeds "
                               f"max.bucket.num ({self.config.get_int(MAX_BUCKET_NUM)})")
         if altered.changed(DATALAKE_ENABLED) and DATALAKE_ENABLED.value_of(altered.properties):
             counts = {e.reg.bucket_count for e in self.ctx.partitions_of(info.table_id).values()} | {info.num_buckets}
             if len(counts) > 1:
-                raise alter_error(f"Cannot enable the lake on table '{path}': its partitions have different bucket "
-                                  f"counts ({', '.join(map(str, sorted(counts)))}, after ALTER TABLE SET bucket.num), "
-                                  "and a Paimon table has one bucket count for every partition")
+                raise alter_error(f"Cannot enable the lake on table '{path}': its partitions (and the table's "
+                                  "bucket.num for new ones) have different bucket counts: "
+                                  f"{', '.join(map(str, sorted(counts)))} (ALTER TABLE SET bucket.num), and a Paimon "
+                                  "table has one bucket count for every partition; drop the partitions of the "
+                                  "other counts first")
         got = await self._zk(self.zk.get_table, path.database_name, path.table_name)
         if got is None:
             raise FlussError(f"Table '{path}' does not exist", ErrorCode.TABLE_NOT_EXIST)
