@@ -416,14 +416,18 @@ class DatabaseInfo:
 
 
 class PartitionInfo:
-    """A partition of a partitioned table: its id (unique in the cluster), name and spec."""
+    """A partition of a partitioned table: its id (unique in the cluster), name and spec, and (this client's
+    addition) its own bucket count (``bucket_count``; None when the server did not say): the table's ``bucket.num``
+    when the partition was created (ALTER TABLE SET bucket.num changes the count of later partitions only)."""
 
-    __slots__ = ("_id", "_name", "_spec")
+    __slots__ = ("_id", "_name", "_spec", "_bucket_count")
 
-    def __init__(self, partition_id: int, partition_name: str, partition_spec: dict[str, str] | None = None) -> None:
+    def __init__(self, partition_id: int, partition_name: str, partition_spec: dict[str, str] | None = None,
+                 bucket_count: int | None = None) -> None:
         self._id = partition_id
         self._name = partition_name
         self._spec = dict(partition_spec or {})
+        self._bucket_count = bucket_count
 
     @property
     def partition_id(self) -> int:
@@ -437,6 +441,10 @@ class PartitionInfo:
     def partition_spec(self) -> dict[str, str]:
         return dict(self._spec)
 
+    @property
+    def bucket_count(self) -> int | None:
+        return self._bucket_count
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, PartitionInfo) and (self._id, self._name) == (other._id, other._name)
 
@@ -448,7 +456,7 @@ class PartitionInfo:
 
     @classmethod
     def from_pb(cls, msg: pb.PartitionInfoPb) -> PartitionInfo:
-        return cls(msg.partition_id, msg.partition_name, dict(msg.partition_spec))
+        return cls(msg.partition_id, msg.partition_name, dict(msg.partition_spec), msg.bucket_count or None)
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,9 @@ LATER = "not planned yet"
 # ---------------------------------------------------------------- distribution
 
 BUCKET_NUM = Option("bucket.num", _I, None, "Number of buckets of the table (default: the cluster's "
-                    "default.bucket.number).", min=1)
+                    "default.bucket.number). ALTER TABLE may change it on a partitioned table that is not "
+                    "lake-enabled: partitions created afterwards get the new count, existing ones keep theirs.",
+                    min=1, alterable=True)
 BUCKET_KEY = Option("bucket.key", _S, None, "Comma-separated columns whose hash picks the bucket (default: the "
                     "primary key without partition keys; none for a log table: sticky or round-robin).")
 REPLICATION_FACTOR = Option("table.replication.factor", _I, None, "Replicas of each bucket (default: the cluster's "

@@ -65,7 +65,7 @@ async def _describe_logs(client, info: TableInfo, partitions: dict[int, str]) ->
         pids = sorted(partitions) if info.is_partitioned() else [None]
         by_leader: dict[str, list[TableBucket]] = {}
         for pid in pids:
-            for b in range(info.num_buckets):
+            for b in range(meta.bucket_count(pid)):  # a partition's own count
                 tb = TableBucket(info.table_id, b, pid)
                 by_leader.setdefault(client.leader_address(meta, tb) or "", []).append(tb)
         if "" not in by_leader:
@@ -107,10 +107,12 @@ async def bucket_states(conn, info: TableInfo) -> list[BucketState]:
     resp = await conn.run(conn.cluster.update_metadata([path], partitions=[(path, n) for n in partitions.values()]))
     layout = {(NO_PARTITION, b.bucket_id): b for t in resp.tables for b in t.buckets}
     layout.update({(p.partition_id, b.bucket_id): b for p in resp.partitions for b in p.buckets})
-    start, end = await asyncio.gather(*(list_bucket_offsets(admin, info, partitions, spec) for spec in _SPECS))
+    counts = {p.partition_id: p.bucket_count for p in resp.partitions if p.bucket_count}  # each partition's own
+    start, end = await asyncio.gather(*(list_bucket_offsets(admin, info, partitions, spec, counts)
+                                        for spec in _SPECS))
     logs = {(s.partition_id, s.bucket): s for s in await log_states(conn, info, partitions)}
     out = []
-    for key in sorted(bucket_keys(info, partitions), key=lambda k: (partitions.get(k[0], ""), k[1])):
+    for key in sorted(bucket_keys(info, partitions, counts), key=lambda k: (partitions.get(k[0], ""), k[1])):
         if key not in start or key not in end:
             continue  # a partition dropped meanwhile
         meta = layout.get(key)
@@ -134,7 +136,9 @@ async def describe_table(conn, path: TablePath) -> str:
     if info.is_partitioned():
         lines.append(f"partitioned by: {', '.join(info.get_partition_keys())}")
     bucket_keys = info.get_bucket_keys()
-    lines.append(f"buckets: {info.num_buckets}" + (f" (bucket key: {', '.join(bucket_keys)})" if bucket_keys else ""))
+    lines.append(f"buckets: {info.num_buckets}" + (" (of partitions created from now on; each partition keeps its "
+                                                   "own count)" if info.is_partitioned() else "")
+                 + (f" (bucket key: {', '.join(bucket_keys)})" if bucket_keys else ""))
     lines.append("properties:")
     lines += [f"  {k} = {v}" for k, v in sorted(info.get_properties().items())] or ["  (none)"]
     states = await bucket_states(conn, info)

@@ -208,7 +208,9 @@ async def _scan(conn, path, args) -> int:
     buckets = list(range(info.num_buckets))
     spec = fluss.OffsetSpec.earliest() if args.from_beginning else fluss.OffsetSpec.latest()
     if info.get_partition_keys():
-        partitions = {p.partition_name: p.partition_id for p in await admin.list_partition_infos(path)}
+        infos = await admin.list_partition_infos(path)
+        partitions = {p.partition_name: p.partition_id for p in infos}
+        counts = {p.partition_name: p.bucket_count or info.num_buckets for p in infos}  # each partition's own
         wanted = args.partition or list(partitions)
         missing = [p for p in wanted if p not in partitions]
         if missing:
@@ -216,7 +218,7 @@ async def _scan(conn, path, args) -> int:
                              f"{', '.join(partitions) or 'none'})")
         offsets = {}
         for name in wanted:
-            start = await admin.list_partition_offsets(path, name, buckets, spec)
+            start = await admin.list_partition_offsets(path, name, list(range(counts[name])), spec)
             offsets.update({(partitions[name], b): o for b, o in start.items()})
         scanner.subscribe_partition_buckets(offsets)
     else:

@@ -233,8 +233,10 @@ class AdminCalls:
                                  ErrorCode.PARTITION_NOT_EXISTS)
             by_leader: dict[str, list[int]] = {}
             for b in bucket_ids:
-                if b < 0 or b >= meta.info.num_buckets:  # not retried: the table has no such bucket
-                    raise FinalError(f"Bucket {b} does not exist in table '{path}' ({meta.info.num_buckets} "
+                num_buckets = meta.bucket_count(pid)  # a partition's own count
+                if b < 0 or b >= num_buckets:  # not retried: the table (or partition) has no such bucket
+                    where = f"partition '{partition_name}' of " if partition_name is not None else ""
+                    raise FinalError(f"Bucket {b} does not exist in {where}table '{path}' ({num_buckets} "
                                      "buckets)", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
                 addr = self._c.leader_address(meta, TableBucket(meta.info.table_id, b, pid))
                 if addr is None:
@@ -268,7 +270,7 @@ class AdminCalls:
                 partition_ids = [meta.partitions[n] for n in names if n in meta.partitions]
             by_leader: dict[str, list[TableBucket]] = {}
             for pid in partition_ids:
-                for b in range(meta.info.num_buckets):
+                for b in range(meta.bucket_count(pid)):
                     tb = TableBucket(meta.info.table_id, b, pid)
                     addr = self._c.leader_address(meta, tb)
                     if addr is None:

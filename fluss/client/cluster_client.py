@@ -36,6 +36,15 @@ class TableMetadata:
     info: TableInfo
     leaders: dict[TableBucket, int] = field(default_factory=dict)  # bucket -> leader server id (-1 none)
     partitions: dict[str, int] = field(default_factory=dict)  # partition name -> id
+    # partition id -> its own bucket count (fixed at its creation; ALTER TABLE SET bucket.num changes later ones)
+    partition_buckets: dict[int, int] = field(default_factory=dict)
+
+    def bucket_count(self, partition_id: int | None) -> int:
+        """The buckets of a partition (or of the table when ``partition_id`` is None): rows are routed, looked up
+        and scanned by this count. A partition whose metadata was not fetched yet is the caller's to fetch."""
+        if partition_id is None or partition_id < 0:
+            return self.info.num_buckets
+        return self.partition_buckets.get(partition_id) or self.info.num_buckets
 
 
 class ClusterClient:
@@ -150,6 +159,7 @@ class ClusterClient:
                                  else {})
             if old and old.info.table_id == info.table_id:
                 meta.leaders = dict(old.leaders)
+                meta.partition_buckets = dict(old.partition_buckets)
             for b in t.buckets:
                 meta.leaders[TableBucket(info.table_id, b.bucket_id)] = b.leader_id
             self.tables[info.table_path] = meta
@@ -160,6 +170,8 @@ class ClusterClient:
             if meta is None:
                 continue
             meta.partitions[p.partition_name] = p.partition_id
+            if p.bucket_count > 0:
+                meta.partition_buckets[p.partition_id] = p.bucket_count
             self.partition_names[p.partition_id] = p.partition_name
             for b in p.buckets:
                 meta.leaders[TableBucket(p.table_id, b.bucket_id, p.partition_id)] = b.leader_id
@@ -169,6 +181,21 @@ class ClusterClient:
         if refresh or path not in self.tables:
             await self.update_metadata([path])
         return self.tables[path]
+
+    async def bucket_count(self, path: TablePath, partition_id: int | None) -> int | None:
+        """The buckets of a partition of ``path`` (its own count), fetching its metadata when it is not cached;
+        None when the partition does not exist. Of the table itself when ``partition_id`` is None."""
+        meta = await self.table(path)
+        if partition_id is None or partition_id in meta.partition_buckets:
+            return meta.bucket_count(partition_id)
+        try:
+            await self.update_metadata([path], partition_ids=[partition_id])
+        except FlussError as e:
+            if e.error_code == ErrorCode.PARTITION_NOT_EXISTS:
+                return None
+            raise
+        meta = self.tables[path]
+        return meta.bucket_count(partition_id) if partition_id in self.partition_names else None
 
     def leader_address(self, meta: TableMetadata, tb: TableBucket) -> str | None:
         leader = meta.leaders.get(tb, -1)

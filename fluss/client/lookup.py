@@ -137,6 +137,9 @@ class _KeyCodec:
         self.bucket_idx = [columns.index(c) for c in info.get_bucket_keys()]
         self.partition_idx = [columns.index(c) for c in info.get_partition_keys()]
         self.num_buckets = info.num_buckets
+        # a partition's own bucket count (ALTER TABLE SET bucket.num changes later partitions only): the client's
+        # cached metadata, peeked without waiting; the sender re-routes keys encoded with a count gone stale
+        self.partition_buckets: Callable[[str], int] = lambda _name: self.num_buckets
         self.bucketing = bucketing_of(info)  # the table's bucket function (follows its lake format)
         # the project's own function hashes the key bytes: when the bucket key is the encoded key, reuse them
         self.hash_encoded_key = isinstance(self.bucketing, DefaultBucketing) and self.bucket_idx == self.encode_idx
@@ -186,8 +189,10 @@ class _KeyCodec:
         """One key (shape checked with :meth:`normalize`)."""
         return self.encode_row(self.normalize(values))
 
-    def encode_row(self, row: tuple) -> Encoded:
-        """One normalized key; raises naming the column for a value of the wrong type or a null."""
+    def encode_row(self, row: tuple, counts: dict[str, int] | None = None,
+                   count_of: Callable[[str], int] | None = None) -> Encoded:
+        """One normalized key; raises naming the column for a value of the wrong type or a null. ``counts``
+        collects the bucket count used for each partition."""
         if self.fast:
             encoded = self._encode_fast(row)
             if encoded is not None:
@@ -197,11 +202,27 @@ class _KeyCodec:
             partition = partition_names_of(batch, self.partition_idx)[0] if self.partition_idx else None
         except FlussError as e:
             raise FlussError(f"{self.where}: {e.message}", e.error_code) from None
-        bucket = int(self.bucketing.bucket_ids(batch, self.bucket_idx, self.num_buckets)[0])
+        num_buckets = self.num_buckets if partition is None else self._count(partition, counts, count_of)
+        bucket = int(self.bucketing.bucket_ids(batch, self.bucket_idx, num_buckets)[0])
         return partition, bucket, encode_keys(batch, self.encode_idx)[0]
 
-    def encode_many(self, rows: list[tuple]) -> KeyBatch:
-        """Every normalized key, vectorised; a key that cannot be encoded gets its own error."""
+    def _count(self, partition: str, counts: dict[str, int] | None, count_of: Callable[[str], int] | None) -> int:
+        count_of = count_of or self.partition_buckets
+        if counts is None:
+            return count_of(partition)
+        if partition not in counts:
+            counts[partition] = count_of(partition)
+        return counts[partition]
+
+    def encode_many(self, rows: list[tuple], bucket_count: int | None = None) -> KeyBatch:
+        """Every normalized key, vectorised; a key that cannot be encoded gets its own error. The bucket count of
+        each partition is ``partition_buckets``' (recorded in the result), or ``bucket_count`` when given."""
+        counts: dict[str, int] | None = {} if self.partition_idx else None
+        count_of = self.partition_buckets if bucket_count is None else (lambda _name: bucket_count)
+        return self._encode_many(rows, counts, count_of)
+
+    def _encode_many(self, rows: list[tuple], counts: dict[str, int] | None,
+                     count_of: Callable[[str], int]) -> KeyBatch:
         if len(rows) >= VECTOR_ENCODE_MIN:
             try:
                 batch = rows_to_batch(rows, self.schema)
@@ -210,15 +231,27 @@ class _KeyCodec:
                 pass  # some key is bad: find which, one by one
             else:
                 encoded = encode_key_buffers(batch, self.encode_idx)
-                if self.hash_encoded_key and self.num_buckets > 1:  # hash the keys just encoded
-                    buckets = buckets_of_hashes(murmur3_32_batch(encoded), self.num_buckets)
+                if partitions is not None:
+                    for name in dict.fromkeys(partitions):
+                        self._count(name, counts, count_of)
+                uniform = set(counts.values()) if counts else {self.num_buckets}
+                if len(uniform) > 1:  # partitions of different bucket counts: each by its own
+                    names = np.asarray(partitions, dtype=object)
+                    buckets = np.empty(len(rows), dtype=np.int64)
+                    for name, n in counts.items():
+                        idx = np.nonzero(names == name)[0]
+                        buckets[idx] = self.bucketing.bucket_ids(batch.take(pa.array(idx)), self.bucket_idx, n)
+                    return KeyBatch(partitions, buckets, encoded.to_list(), {}, counts)
+                num_buckets = uniform.pop()
+                if self.hash_encoded_key and num_buckets > 1:  # hash the keys just encoded
+                    buckets = buckets_of_hashes(murmur3_32_batch(encoded), num_buckets)
                 else:
-                    buckets = self.bucketing.bucket_ids(batch, self.bucket_idx, self.num_buckets)
-                return KeyBatch(partitions, buckets, encoded.to_list(), {})
+                    buckets = self.bucketing.bucket_ids(batch, self.bucket_idx, num_buckets)
+                return KeyBatch(partitions, buckets, encoded.to_list(), {}, counts)
         partitions, buckets, keys, errors = [], [], [], {}
         for i, row in enumerate(rows):
             try:
-                partition, bucket, key = self.encode_row(row)
+                partition, bucket, key = self.encode_row(row, counts, count_of)
             except FlussError as e:
                 errors[i] = e
                 partition, bucket, key = None, -1, b""
@@ -226,7 +259,20 @@ class _KeyCodec:
             buckets.append(bucket)
             keys.append(key)
         return KeyBatch(partitions if self.partition_idx else None, np.array(buckets, dtype=np.int64), keys,
-                        errors)
+                        errors, counts)
+
+
+def cached_bucket_count(client: ClusterClient, table: TableInfo) -> Callable[[str], int]:
+    """A partition's bucket count as the client's metadata cache has it, without waiting (the table's when the
+    partition is not cached yet: the lookup sender re-routes such keys once it has the partition's metadata)."""
+    path = table.table_path
+
+    def count_of(partition: str) -> int:
+        meta = client.tables.get(path)
+        pid = meta.partitions.get(partition) if meta is not None else None
+        return meta.bucket_count(pid) if pid is not None else table.num_buckets
+
+    return count_of
 
 
 @dataclass
@@ -238,6 +284,7 @@ class KeyBatch:
     buckets: np.ndarray
     keys: list[bytes]
     errors: dict[int, FlussError]
+    bucket_counts: dict[str, int] | None = None  # the bucket count each partition's keys were routed by
 
     def groups(self) -> list[list[int]]:
         """The indices of the encodable keys per (partition, bucket), in order within each group."""
@@ -272,6 +319,8 @@ class Lookuper:
         self._io: IoThread = connection.io_thread()
         self._sender = LookupSender(self._io, table, LOOKUP, connection.config)
         self._submitter = _Submitter(self._io, self._sender, self._codec)
+        self._sender.codec = self._codec
+        self._codec.partition_buckets = cached_bucket_count(self._io.client, table)
         connection.register(self)
 
     @returns_awaitable
@@ -304,6 +353,8 @@ class PrefixLookuper:
         self._io: IoThread = connection.io_thread()
         self._sender = LookupSender(self._io, table, PREFIX_LOOKUP, connection.config)
         self._submitter = _Submitter(self._io, self._sender, self._codec)
+        self._sender.codec = self._codec
+        self._codec.partition_buckets = cached_bucket_count(self._io.client, table)
         connection.register(self)
 
     @returns_awaitable
@@ -362,11 +413,16 @@ def check_prefix_columns(info: TableInfo, columns: list[str]) -> list[str]:
 class _Part:
     """Keys of one bucket handed over by one caller loop, and that loop's futures waiting for their results."""
 
-    __slots__ = ("partition", "bucket", "keys", "futures", "loop", "started", "tb", "retry")
+    __slots__ = ("partition", "bucket", "keys", "futures", "loop", "started", "tb", "retry", "rows", "bucket_count")
 
     def __init__(self, partition: str | None, bucket: int, keys: list[bytes], futures: list[asyncio.Future],
-                 loop: asyncio.AbstractEventLoop, started: float) -> None:
+                 loop: asyncio.AbstractEventLoop, started: float, rows: list[tuple] | None = None,
+                 bucket_count: int = 0) -> None:
         self.partition = partition
+        # of a partition's keys: their values and the bucket count they were routed by, to route them again when
+        # the partition turns out to have another count (metadata not cached when they were encoded)
+        self.rows = rows
+        self.bucket_count = bucket_count
         self.bucket = bucket
         self.keys = keys
         self.futures = futures
@@ -378,7 +434,8 @@ class _Part:
     def slice(self, lo: int, hi: int) -> _Part:
         if lo == 0 and hi == len(self.keys):
             return self
-        part = _Part(self.partition, self.bucket, self.keys[lo:hi], self.futures[lo:hi], self.loop, self.started)
+        part = _Part(self.partition, self.bucket, self.keys[lo:hi], self.futures[lo:hi], self.loop, self.started,
+                     None if self.rows is None else self.rows[lo:hi], self.bucket_count)
         part.tb = self.tb
         part.retry = self.retry
         return part
@@ -386,6 +443,8 @@ class _Part:
     def absorb(self, other: _Part) -> None:
         self.keys = self.keys + other.keys
         self.futures = self.futures + other.futures
+        if self.rows is not None and other.rows is not None:
+            self.rows = self.rows + other.rows
         if other.started < self.started:
             self.started, self.retry = other.started, other.retry
 
@@ -436,17 +495,25 @@ class _Submitter:
             if not futures[i].done():
                 futures[i].set_exception(err)
         started = time.monotonic()
-        keys, buckets, partitions = encoded.keys, encoded.buckets, encoded.partitions
-        parts = []
-        for idx in encoded.groups():
-            first = idx[0]
-            partition = None if partitions is None else partitions[first]
-            if len(idx) == len(rows):
-                parts.append(_Part(partition, int(buckets[first]), keys, futures, loop, started))
-            else:
-                parts.append(_Part(partition, int(buckets[first]), [keys[i] for i in idx],
-                                   [futures[i] for i in idx], loop, started))
-        return parts
+        return parts_of(encoded, rows, futures, loop, started)
+
+
+def parts_of(encoded: KeyBatch, rows: list[tuple], futures: list[asyncio.Future], loop: asyncio.AbstractEventLoop,
+             started: float) -> list[_Part]:
+    """The keys of ``encoded`` grouped per (partition, bucket); a partition's keep their values (``_Part.rows``)."""
+    keys, buckets, partitions, counts = encoded.keys, encoded.buckets, encoded.partitions, encoded.bucket_counts
+    parts = []
+    for idx in encoded.groups():
+        first = idx[0]
+        partition = None if partitions is None else partitions[first]
+        count = counts.get(partition, 0) if counts and partition is not None else 0
+        if len(idx) == len(rows):
+            parts.append(_Part(partition, int(buckets[first]), keys, futures, loop, started,
+                               rows if partition is not None else None, count))
+        else:
+            parts.append(_Part(partition, int(buckets[first]), [keys[i] for i in idx], [futures[i] for i in idx],
+                               loop, started, [rows[i] for i in idx] if partition is not None else None, count))
+    return parts
 
 
 class LookupSender:
@@ -472,6 +539,7 @@ class LookupSender:
         self._in_flight = 0
         self._tasks: set[asyncio.Task] = set()
         self._closed = False
+        self.codec: _KeyCodec | None = None  # set by the lookuper: routes a partition's keys again
 
     # ------------------------------------------------------------ batching
 
@@ -539,6 +607,8 @@ class LookupSender:
         names = {p.partition for p in parts if p.partition is not None}
         partition_ids = await self._partition_ids(names) if names else {}
         meta = await self.client.table(self.table.table_path)
+        if names:
+            parts = self._rerouted(parts, partition_ids, meta)
         merged: dict[tuple, _Part] = {}
         for p in parts:  # keys of one bucket that queued up in several hand-overs travel together
             k = (p.partition, p.bucket, p.loop)
@@ -569,6 +639,21 @@ class LookupSender:
         for failed in results:
             retry.extend(failed)
         return retry
+
+    def _rerouted(self, parts: list[_Part], partition_ids: dict[str, int], meta) -> list[_Part]:
+        """The parts again, those of a partition whose bucket count is not the one their keys were routed by
+        (it was not cached when they were encoded) split anew by the partition's own count."""
+        out = []
+        for p in parts:
+            pid = partition_ids.get(p.partition) if p.partition is not None else None
+            if pid is None or p.rows is None or self.codec is None or meta.bucket_count(pid) == p.bucket_count:
+                out.append(p)
+                continue
+            encoded = self.codec.encode_many(p.rows, meta.bucket_count(pid))
+            for part in parts_of(encoded, p.rows, p.futures, p.loop, p.started):
+                part.retry = p.retry
+                out.append(part)
+        return out
 
     def _request(self, entries: list[_Part]):
         if self.method == LOOKUP:

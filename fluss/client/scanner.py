@@ -218,9 +218,13 @@ class LogScanner:
 
     def _subscribe(self, tb: TableBucket, offset: int) -> None:
         self._check_no_reader()
-        if tb.bucket_id < 0 or tb.bucket_id >= self._table.num_buckets:
-            raise FlussError(f"Bucket {tb.bucket_id} does not exist in table '{self._table.table_path}' "
-                             f"({self._table.num_buckets} buckets)", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
+        # a partition has its own bucket count (ALTER TABLE SET bucket.num changes later partitions only)
+        num_buckets = (self._table.num_buckets if tb.partition_id is None
+                       else self._io.call(self._client.bucket_count(self._table.table_path, tb.partition_id)))
+        if num_buckets is not None and (tb.bucket_id < 0 or tb.bucket_id >= num_buckets):
+            where = "" if tb.partition_id is None else f"partition {tb.partition_id} of "
+            raise FlussError(f"Bucket {tb.bucket_id} does not exist in {where}table '{self._table.table_path}' "
+                             f"({num_buckets} buckets)", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
         if offset < 0 and offset not in (EARLIEST_OFFSET, LATEST_OFFSET):
             raise FlussError(f"Invalid start offset {offset} (use >= 0, EARLIEST_OFFSET or -1 for latest)",
                              ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION)

@@ -93,13 +93,17 @@ class TableScan:
         if bucket.table_id != info.table_id:
             raise FlussError(f"{bucket} is not a bucket of table '{info.table_path}' (table id {info.table_id})",
                              ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
-        if not 0 <= bucket.bucket_id < info.num_buckets:
-            raise FlussError(f"Bucket {bucket.bucket_id} does not exist in table '{info.table_path}' "
-                             f"({info.num_buckets} buckets)", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
         if info.is_partitioned() != (bucket.partition_id is not None):
             raise FlussError(f"Table '{info.table_path}' is {'' if info.is_partitioned() else 'not '}partitioned: "
                              f"{bucket} {'needs' if info.is_partitioned() else 'must not have'} a partition id",
                              ErrorCode.PARTITION_NOT_EXISTS)
+        num_buckets = info.num_buckets
+        if bucket.partition_id is not None:  # a partition has its own bucket count
+            io = self._table._conn.io_thread()
+            num_buckets = io.call(io.client.bucket_count(info.table_path, bucket.partition_id)) or num_buckets
+        if not 0 <= bucket.bucket_id < num_buckets:
+            raise FlussError(f"Bucket {bucket.bucket_id} does not exist in table '{info.table_path}' "
+                             f"({num_buckets} buckets)", ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
         if not info.has_primary_key():
             require_arrow_log_format(info, "A bucket batch scan of a log table")
         return BatchScanner(self._table._conn, info, bucket, self._projection, self._limit)

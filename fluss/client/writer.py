@@ -711,7 +711,7 @@ class _TableWriter:
             if batch.num_rows:
                 for (partition, bucket), piece in self._split(batch):
                     for part in _slices(piece, self._batch_size):
-                        b = self._sticky_bucket(partition, self._table.num_buckets) if bucket is None else bucket
+                        b = self._sticky_bucket(partition, self._bucket_count(partition)) if bucket is None else bucket
                         self._enqueue([(partition, b, self._encode_piece(part))], chunk)
         except BaseException as e:
             # raised to the caller of an Arrow write (reported there), or recorded for flush() by _drain_rows
@@ -731,20 +731,23 @@ class _TableWriter:
         """``((partition, bucket), rows)`` groups in write order; bucket None means sticky (chosen later)."""
         n = batch.num_rows
         partitions = partition_names_of(batch, self._partition_idx) if self._partition_idx else None
-        num_buckets = self._table.num_buckets
-        if self._bucket_key_idx:
-            buckets = self._bucketing.bucket_ids(batch, self._bucket_key_idx, num_buckets)
-        elif self._round_robin:
-            start = next(self._rr_counter)
-            buckets = (np.arange(n, dtype=np.int64) + start) % num_buckets
-            self._rr_counter = itertools.count(start + n)
-        else:
-            buckets = None
-        if partitions is None:
-            groups = {None: np.arange(n)} if buckets is None else None
-        else:
+        groups: dict[str | None, np.ndarray] | None = None
+        counts: dict[str, int] = {}
+        if partitions is not None:
             names = np.asarray(partitions, dtype=object)
             groups = {p: np.nonzero(names == p)[0] for p in dict.fromkeys(partitions)}
+            counts = self._partition_bucket_counts(list(groups))  # each partition routes by its own count
+        uniform = set(counts.values()) if counts else {self._table.num_buckets}
+        if len(uniform) == 1:
+            buckets = self._bucket_ids(batch, uniform.pop())
+        else:  # partitions of different bucket counts (ALTER TABLE SET bucket.num): each by its own
+            buckets = None
+            if self._bucket_key_idx or self._round_robin:
+                buckets = np.empty(n, dtype=np.int64)
+                for p, idx in groups.items():
+                    buckets[idx] = self._bucket_ids(batch.take(pa.array(idx)), counts[p])
+        if partitions is None:
+            groups = {None: np.arange(n)} if buckets is None else None
         out = []
         if groups is None:  # no partitions, hashed/round-robin buckets
             order = np.argsort(buckets, kind="stable")
@@ -771,6 +774,32 @@ class _TableWriter:
                 out.append(((p, int(sorted_b[start])), taken.slice(start, end - start)))
                 start = end
         return out
+
+    def _bucket_ids(self, batch: pa.RecordBatch, num_buckets: int) -> np.ndarray | None:
+        """Bucket ids of rows that all go to partitions (or a table) of ``num_buckets`` buckets: hashed on the
+        bucket key, round-robin, or None (sticky: chosen per piece)."""
+        if self._bucket_key_idx:
+            return self._bucketing.bucket_ids(batch, self._bucket_key_idx, num_buckets)
+        if self._round_robin:
+            n = batch.num_rows
+            start = next(self._rr_counter)
+            self._rr_counter = itertools.count(start + n)
+            return (np.arange(n, dtype=np.int64) + start) % num_buckets
+        return None
+
+    def _bucket_count(self, partition: str | None) -> int:
+        if partition is None:
+            return self._table.num_buckets
+        return self._partition_bucket_counts([partition])[partition]
+
+    def _partition_bucket_counts(self, names: list[str]) -> dict[str, int]:
+        """Each partition's own bucket count (a partition keeps the count it was created with); a partition the
+        client does not know yet is looked up (or created, writer.dynamic-create-partition.enabled) first."""
+        meta = self._io.client.tables.get(self._table.table_path)
+        if meta is None or any(n not in meta.partitions for n in names):
+            self._io.call(self._partition_ids(set(names)))
+            meta = self._io.client.tables[self._table.table_path]
+        return {n: meta.bucket_count(meta.partitions[n]) for n in names}
 
     def _sticky_bucket(self, partition: str | None, num_buckets: int) -> int:
         """Sticky assignment: one bucket per batch, moving on to the next for the following batch."""

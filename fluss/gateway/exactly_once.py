@@ -43,6 +43,7 @@ import hashlib
 import logging
 import time
 import zlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -183,26 +184,33 @@ async def write_once(clients: ClusterClients, ledger: Ledger, entry: CachedTable
 
 # ------------------------------------------------------------------------------------------------ batches
 
-def _buckets(info: fluss.TableInfo, batch: pa.RecordBatch, key: str) -> np.ndarray:
+def _buckets(info: fluss.TableInfo, batch: pa.RecordBatch, key: str, num_buckets: int) -> np.ndarray:
     keys = info.get_bucket_keys()
     if keys:
         names = info.get_column_names()
-        return bucket_ids(batch, [names.index(k) for k in keys], info.num_buckets)
+        return bucket_ids(batch, [names.index(k) for k in keys], num_buckets)
     # no bucket key: every row of the request into one bucket chosen by the key, the same on every attempt
-    return np.full(batch.num_rows, zlib.crc32(key.encode()) % info.num_buckets, dtype=np.int32)
+    return np.full(batch.num_rows, zlib.crc32(key.encode()) % num_buckets, dtype=np.int32)
 
 
-def encode_batches(info: fluss.TableInfo, plan: WritePlan, writer_id: int, key: str
-                   ) -> dict[tuple[str | None, int], bytes]:
+def partition_names(info: fluss.TableInfo, plan: WritePlan) -> set[str]:
+    """The partitions the rows of ``plan`` go to (none for a table that is not partitioned)."""
+    if not info.is_partitioned():
+        return set()
+    names = info.get_column_names()
+    return set(partition_name_array(plan.batch, [names.index(k) for k in info.get_partition_keys()]).to_pylist())
+
+
+def encode_batches(info: fluss.TableInfo, plan: WritePlan, writer_id: int, key: str,
+                   bucket_counts: Mapping[str, int] | None = None) -> dict[tuple[str | None, int], bytes]:
     """One log batch per (partition name, bucket) with all of the request's rows for it, in request order,
     stamped with ``writer_id`` and batch sequence 0. Deterministic: the same plan and key give the same
-    batches on every gateway."""
+    batches on every gateway. ``bucket_counts``: each partition's own bucket count (the table's by default)."""
     batch = plan.batch
     change_types = plan.change_types
     props = info.get_properties()
     compression = parse_compression(props.get("table.log.arrow.compression.type", "ZSTD"))
     zstd_level = int(props.get("table.log.arrow.compression.zstd.level", "3"))
-    buckets = _buckets(info, batch, key)
     names = info.get_column_names()
     if info.is_partitioned():
         partitions = partition_name_array(batch, [names.index(k) for k in info.get_partition_keys()])
@@ -211,7 +219,18 @@ def encode_batches(info: fluss.TableInfo, plan: WritePlan, writer_id: int, key: 
         part_index = part_codes.indices.to_numpy(zero_copy_only=False)
     else:
         part_names, part_index = [None], np.zeros(batch.num_rows, dtype=np.int64)
-    group = part_index.astype(np.int64) * info.num_buckets + buckets
+    counts = [(bucket_counts or {}).get(p) or info.num_buckets if p is not None else info.num_buckets
+              for p in part_names]
+    stride = max(counts)
+    if len(set(counts)) == 1:
+        buckets = _buckets(info, batch, key, counts[0])
+    else:  # partitions of different bucket counts (ALTER TABLE SET bucket.num): each by its own
+        buckets = np.empty(batch.num_rows, dtype=np.int64)
+        for code, n in enumerate(counts):
+            idx = np.flatnonzero(part_index == code)
+            if len(idx):
+                buckets[idx] = _buckets(info, batch.take(pa.array(idx)), key, n)
+    group = part_index.astype(np.int64) * stride + buckets
     out: dict[tuple[str | None, int], bytes] = {}
     order = np.argsort(group, kind="stable")
     sorted_groups = group[order]
@@ -221,18 +240,21 @@ def encode_batches(info: fluss.TableInfo, plan: WritePlan, writer_id: int, key: 
             continue
         g = int(group[rows[0]])
         piece = batch.take(pa.array(rows))
-        out[(part_names[g // info.num_buckets], g % info.num_buckets)] = build_batch(
+        out[(part_names[g // stride], g % stride)] = build_batch(
             piece, schema_id=info.schema_id, compression=compression, zstd_level=zstd_level,
             change_types=None if change_types is None else change_types[rows], writer_id=writer_id,
             batch_sequence=0)
     return out
 
 
-async def _partition_ids(conn: fluss.FlussConnection, info: fluss.TableInfo, names: set[str]) -> dict[str, int]:
+async def _partitions(conn: fluss.FlussConnection, info: fluss.TableInfo, names: set[str]
+                      ) -> dict[str, fluss.PartitionInfo]:
+    """The partitions ``names`` (created when missing and the writer may create them), with their ids and own
+    bucket counts."""
     if not names:
         return {}
     admin = conn.get_admin()
-    known = {p.partition_name: p.partition_id for p in await admin.list_partition_infos(info.table_path)}
+    known = {p.partition_name: p for p in await admin.list_partition_infos(info.table_path)}
     missing = names - set(known)
     if missing:
         if not conn.config.writer_dynamic_create_partition_enabled:
@@ -241,15 +263,16 @@ async def _partition_ids(conn: fluss.FlussConnection, info: fluss.TableInfo, nam
         keys = info.get_partition_keys()
         for name in sorted(missing):
             await admin.create_partition(info.table_path, name_to_spec(name, keys), ignore_if_exists=True)
-        known = {p.partition_name: p.partition_id for p in await admin.list_partition_infos(info.table_path)}
+        known = {p.partition_name: p for p in await admin.list_partition_infos(info.table_path)}
     return {n: known[n] for n in names}
 
 
 async def _send(conn: fluss.FlussConnection, info: fluss.TableInfo, plan: WritePlan, writer_id: int,
                 key: str) -> None:
-    batches = await asyncio.to_thread(encode_batches, info, plan, writer_id, key)
-    pids = await _partition_ids(conn, info, {p for p, _ in batches if p is not None})
-    pending = {TableBucket(info.table_id, bucket, None if p is None else pids[p]): data
+    parts = await _partitions(conn, info, partition_names(info, plan))
+    counts = {name: p.bucket_count or info.num_buckets for name, p in parts.items()}
+    batches = await asyncio.to_thread(encode_batches, info, plan, writer_id, key, counts)
+    pending = {TableBucket(info.table_id, bucket, None if p is None else parts[p].partition_id): data
                for (p, bucket), data in batches.items()}
     await conn.run(_deliver(conn, info, plan, pending))
 

@@ -50,16 +50,21 @@ async def current_partitions(admin, info: TableInfo, only: set[str] | None = Non
     return {p.partition_id: p.partition_name for p in infos if only is None or p.partition_name in only}
 
 
-def bucket_keys(info: TableInfo, partitions: Mapping[int, str]) -> list[BucketKey]:
-    """Every ``(partition_id, bucket)`` of the table (of the given partitions when partitioned)."""
+def bucket_keys(info: TableInfo, partitions: Mapping[int, str],
+                counts: Mapping[int, int] | None = None) -> list[BucketKey]:
+    """Every ``(partition_id, bucket)`` of the table (of the given partitions when partitioned). ``counts``: each
+    partition's own bucket count where it differs from the table's (a lake-enabled table's never does)."""
     pids = sorted(partitions) if info.is_partitioned() else [NO_PARTITION]
-    return [(pid, b) for pid in pids for b in range(info.num_buckets)]
+    counts = counts or {}
+    return [(pid, b) for pid in pids for b in range(counts.get(pid) or info.num_buckets)]
 
 
 async def list_bucket_offsets(admin, info: TableInfo, partitions: Mapping[int, str],
-                              spec: OffsetSpec) -> dict[BucketKey, int]:
-    """The offsets (``spec``) of every bucket key; partitions dropped meanwhile are missing from the result."""
+                              spec: OffsetSpec, counts: Mapping[int, int] | None = None) -> dict[BucketKey, int]:
+    """The offsets (``spec``) of every bucket key (``counts`` as in ``bucket_keys``); partitions dropped meanwhile
+    are missing from the result."""
     buckets = list(range(info.num_buckets))
+    counts = counts or {}
     path = info.table_path
     if not info.is_partitioned():
         got = await admin.list_offsets(path, buckets, spec)
@@ -67,7 +72,7 @@ async def list_bucket_offsets(admin, info: TableInfo, partitions: Mapping[int, s
 
     async def one(pid: int, name: str) -> dict[BucketKey, int]:
         try:
-            got = await admin.list_partition_offsets(path, name, buckets, spec)
+            got = await admin.list_partition_offsets(path, name, list(range(counts.get(pid) or info.num_buckets)), spec)
         except FlussError as e:
             if e.error_code != ErrorCode.PARTITION_NOT_EXISTS:
                 raise

@@ -51,8 +51,8 @@ async def test_set_and_reset_change_the_table_and_are_stored_in_zookeeper(admin,
 
 
 @pytest.mark.parametrize("change, code, words", [
-    (TableChange.set("bucket.num", "4"), ErrorCode.INVALID_ALTER_TABLE_EXCEPTION,
-     ["'bucket.num'", "cannot be changed", "table.log.ttl"]),
+    (TableChange.set("bucket.num", "4"), ErrorCode.INVALID_ALTER_TABLE_EXCEPTION,  # of future partitions only
+     ["'bucket.num'", "it is not partitioned"]),
     (TableChange.set("table.log.arrow.compression.type", "LZ4_FRAME"), ErrorCode.INVALID_ALTER_TABLE_EXCEPTION,
      ["'table.log.arrow.compression.type'", "cannot be changed"]),
     (TableChange.reset("table.merge-engine"), ErrorCode.INVALID_ALTER_TABLE_EXCEPTION, ["'table.merge-engine'"]),

@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 from lake_helpers import EVENTS, append, create, events, ids, paimon_rows, paimon_table, tier
 
-from fluss import OffsetSpec, TableChange, TablePath
+from fluss import ErrorCode, FlussError, OffsetSpec, TableChange, TablePath
 from fluss.lake.paimon import SYSTEM_COLUMNS
 from fluss.lake.snapshot import list_lake_tables
 from fluss.lake.union_read import read_lake, union_read
@@ -133,3 +133,33 @@ async def test_add_column_reaches_the_lake_table_and_union_read_fills_nulls(lake
     lake = (await read_lake(lake_conn, path)).sort_by("id")
     assert ids(lake) == list(range(41)) and lake.column("region").to_pylist() == [None] * 40 + ["EU"]
     assert (await union_read(lake_conn, path)).sort_by("id").equals(lake)
+
+
+async def test_bucket_num_of_future_partitions_and_the_lake_exclude_each_other(lake_conn, lake_db, warehouse):
+    """A lake table has one bucket count for every partition: ALTER TABLE SET bucket.num is refused on a
+    lake-enabled table, and enabling the lake is refused while partitions of different counts exist."""
+    regions = pa.schema([pa.field("id", pa.int64(), nullable=False), pa.field("region", pa.string(), nullable=False)])
+    admin = lake_conn.get_admin()
+    lake = TablePath(lake_db, "lake_parted")
+    await create(lake_conn, lake, regions, pk=["id", "region"], buckets=2, partition_keys=["region"])
+    with pytest.raises(FlussError) as e:
+        await admin.alter_table(lake, [TableChange.set("bucket.num", "4")])
+    assert e.value.error_code == ErrorCode.INVALID_ALTER_TABLE_EXCEPTION and "lake-enabled" in e.value.message
+    assert (await admin.get_table_info(lake)).num_buckets == 2
+
+    plain = TablePath(lake_db, "plain_parted")
+    await create(lake_conn, plain, regions, pk=["id", "region"], buckets=2, partition_keys=["region"], **NO_LAKE)
+    await admin.create_partition(plain, {"region": "eu"})
+    with pytest.raises(FlussError) as e:  # in one request too
+        await admin.alter_table(plain, [TableChange.set("bucket.num", "3"),
+                                        TableChange.set("table.datalake.enabled", "true")])
+    assert e.value.error_code == ErrorCode.INVALID_ALTER_TABLE_EXCEPTION and "lake-enabled" in e.value.message
+    await admin.alter_table(plain, [TableChange.set("bucket.num", "3")])
+    await admin.create_partition(plain, {"region": "us"})
+    with pytest.raises(FlussError) as e:
+        await admin.alter_table(plain, [TableChange.set("table.datalake.enabled", "true")])
+    assert e.value.error_code == ErrorCode.INVALID_ALTER_TABLE_EXCEPTION and "different bucket counts: 2, 3" in \
+        e.value.message
+    await admin.drop_partition(plain, {"region": "eu"})  # every partition has the table's count now
+    await admin.alter_table(plain, [TableChange.set("table.datalake.enabled", "true")])
+    assert paimon_table(warehouse, plain).table_schema.options["bucket"] == "3"

@@ -277,12 +277,14 @@ async def bucket_offsets(admin: fluss.FlussAdmin, info: fluss.TableInfo, spec: f
             raise invalid(f"table '{info.table_path}' is not partitioned")
         offsets = await fluss_call(admin.list_offsets(info.table_path, buckets, spec))
         return [{"partition": None, "bucket": b, "offset": offsets[b]} for b in buckets]
-    names = [partition] if partition is not None else sorted(
-        p.partition_name for p in await fluss_call(admin.list_partition_infos(info.table_path)))
+    infos = {p.partition_name: p for p in await fluss_call(admin.list_partition_infos(info.table_path))}
+    names = [partition] if partition is not None else sorted(infos)
     out = []
     for name in names:
-        offsets = await fluss_call(admin.list_partition_offsets(info.table_path, name, buckets, spec))
-        out.extend({"partition": name, "bucket": b, "offset": offsets[b]} for b in buckets)
+        own = infos[name].bucket_count if name in infos else None  # a partition keeps its own bucket count
+        part_buckets = list(range(own)) if own else buckets
+        offsets = await fluss_call(admin.list_partition_offsets(info.table_path, name, part_buckets, spec))
+        out.extend({"partition": name, "bucket": b, "offset": offsets[b]} for b in part_buckets)
     return out
 
 

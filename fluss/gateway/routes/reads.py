@@ -187,9 +187,15 @@ async def _scan_plan(cc, entry: CachedTable, body: ScanBody) -> tuple[dict, dict
         if not body.buckets:
             raise invalid("buckets must not be empty")
         wanted = {}
+        counts = {}  # each partition's own bucket count
+        if info.is_partitioned():
+            counts = {p.partition_name: p.bucket_count
+                      for p in await fluss_call(admin.list_partition_infos(info.table_path)) if p.bucket_count}
         for b in body.buckets:
-            if b.bucket >= info.num_buckets:
-                raise invalid(f"bucket {b.bucket} does not exist ('{info.table_path}' has {info.num_buckets})")
+            num_buckets = counts.get(b.partition) or info.num_buckets
+            if b.bucket >= num_buckets:
+                where = f"partition '{b.partition}' of " if b.partition is not None else ""
+                raise invalid(f"bucket {b.bucket} does not exist ({where}'{info.table_path}' has {num_buckets})")
             if info.is_partitioned() != (b.partition is not None):
                 raise invalid(f"'{info.table_path}' is {'' if info.is_partitioned() else 'not '}partitioned: "
                               f"{'give' if info.is_partitioned() else 'do not give'} a partition per bucket")
@@ -202,9 +208,13 @@ async def _scan_plan(cc, entry: CachedTable, body: ScanBody) -> tuple[dict, dict
         partitions = body.partitions if info.is_partitioned() else [None]
         if not info.is_partitioned() and body.partitions is not None:
             raise invalid(f"'{info.table_path}' is not partitioned")
-        if partitions is None:
-            partitions = sorted(p.partition_name for p in await fluss_call(admin.list_partition_infos(info.table_path)))
-        wanted = {(p, b): None for p in partitions for b in range(info.num_buckets)}
+        counts = {}  # each partition's own bucket count
+        if info.is_partitioned():
+            infos = await fluss_call(admin.list_partition_infos(info.table_path))
+            counts = {p.partition_name: p.bucket_count for p in infos if p.bucket_count}
+            if partitions is None:
+                partitions = sorted(p.partition_name for p in infos)
+        wanted = {(p, b): None for p in partitions for b in range(counts.get(p) or info.num_buckets)}
     ends: dict = {}
     starts: dict = {}
     for p in (partitions or [None]):

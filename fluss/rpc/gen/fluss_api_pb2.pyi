@@ -139,7 +139,7 @@ class DatabaseInfoPb(_message.Message):
     def __init__(self, database_name: _Optional[str] = ..., descriptor: _Optional[_Union[DatabaseDescriptorPb, _Mapping]] = ..., created_time: _Optional[int] = ..., modified_time: _Optional[int] = ...) -> None: ...
 
 class PartitionInfoPb(_message.Message):
-    __slots__ = ("partition_id", "partition_name", "partition_spec")
+    __slots__ = ("partition_id", "partition_name", "partition_spec", "bucket_count")
     class PartitionSpecEntry(_message.Message):
         __slots__ = ("key", "value")
         KEY_FIELD_NUMBER: _ClassVar[int]
@@ -150,10 +150,12 @@ class PartitionInfoPb(_message.Message):
     PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
     PARTITION_NAME_FIELD_NUMBER: _ClassVar[int]
     PARTITION_SPEC_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_COUNT_FIELD_NUMBER: _ClassVar[int]
     partition_id: int
     partition_name: str
     partition_spec: _containers.ScalarMap[str, str]
-    def __init__(self, partition_id: _Optional[int] = ..., partition_name: _Optional[str] = ..., partition_spec: _Optional[_Mapping[str, str]] = ...) -> None: ...
+    bucket_count: int
+    def __init__(self, partition_id: _Optional[int] = ..., partition_name: _Optional[str] = ..., partition_spec: _Optional[_Mapping[str, str]] = ..., bucket_count: _Optional[int] = ...) -> None: ...
 
 class BucketMetadataPb(_message.Message):
     __slots__ = ("bucket_id", "leader_id", "leader_epoch", "replicas", "isr")
@@ -178,16 +180,18 @@ class TableMetadataPb(_message.Message):
     def __init__(self, table_info: _Optional[_Union[TableInfoPb, _Mapping]] = ..., buckets: _Optional[_Iterable[_Union[BucketMetadataPb, _Mapping]]] = ...) -> None: ...
 
 class PartitionMetadataPb(_message.Message):
-    __slots__ = ("table_id", "partition_name", "partition_id", "buckets")
+    __slots__ = ("table_id", "partition_name", "partition_id", "buckets", "bucket_count")
     TABLE_ID_FIELD_NUMBER: _ClassVar[int]
     PARTITION_NAME_FIELD_NUMBER: _ClassVar[int]
     PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
     BUCKETS_FIELD_NUMBER: _ClassVar[int]
+    BUCKET_COUNT_FIELD_NUMBER: _ClassVar[int]
     table_id: int
     partition_name: str
     partition_id: int
     buckets: _containers.RepeatedCompositeFieldContainer[BucketMetadataPb]
-    def __init__(self, table_id: _Optional[int] = ..., partition_name: _Optional[str] = ..., partition_id: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[BucketMetadataPb, _Mapping]]] = ...) -> None: ...
+    bucket_count: int
+    def __init__(self, table_id: _Optional[int] = ..., partition_name: _Optional[str] = ..., partition_id: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[BucketMetadataPb, _Mapping]]] = ..., bucket_count: _Optional[int] = ...) -> None: ...
 
 class CreateDatabaseRequest(_message.Message):
     __slots__ = ("database_name", "descriptor", "ignore_if_exists")

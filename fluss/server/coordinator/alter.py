@@ -15,6 +15,12 @@ nothing (one refused change refuses them all, nothing is stored). Rules, each fa
 
 Setting a key to the value it has, or resetting a key that is not set, is allowed and changes nothing.
 
+``bucket.num`` (SET only) is the bucket count of the partitions a **partitioned** table creates from then on; each
+partition keeps the count it was created with (``PartitionRegistration.bucket_count``), and clients route each
+partition by its own count. It is refused on a non-partitioned table (its rows are spread over its buckets by hash:
+another count would move every key), on a lake-enabled table (the Paimon table has one fixed bucket count for all
+partitions), by RESET, and outside ``1..max.bucket.num`` (the coordinator checks the upper bound).
+
 **ADD COLUMN** (``TableChange.add_column``) appends a column after the last one and makes a new schema id
 (``fluss.record.schema_evolution``): the column must be nullable (data written before has no value for it),
 its name new (compared case-insensitively, as Flink and the lake do; a computed column the Flink catalog
@@ -33,7 +39,15 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableChange, TableInfo
 from fluss.options import Option
 from fluss.server.coordinator.auto_partition import check_auto_partition
-from fluss.table_options import CONNECTOR_OPTIONS, LOG_LOCAL_TTL, LOG_TTL, TABLE_OPTIONS, check_log_ttls
+from fluss.table_options import (
+    BUCKET_NUM,
+    CONNECTOR_OPTIONS,
+    DATALAKE_ENABLED,
+    LOG_LOCAL_TTL,
+    LOG_TTL,
+    TABLE_OPTIONS,
+    check_log_ttls,
+)
 from fluss.types import Column, RowSchema
 
 #: A computed column of the Flink catalog (``schema.{i}.name`` in the table's custom properties).
@@ -59,6 +73,7 @@ class AlteredProperties:
     properties: dict[str, str]
     custom_properties: dict[str, str]
     changed_options: set[str] = field(default_factory=set)
+    bucket_count: int | None = None  # the bucket count of partitions created from now on (SET bucket.num)
 
     def changed(self, option: Option) -> bool:
         return option.key in self.changed_options
@@ -84,6 +99,7 @@ def apply_option_changes(info: TableInfo, changes: list[TableChange]) -> Altered
     props = info.get_properties()
     custom = info.get_custom_properties()
     before = dict(props)
+    bucket_count: int | None = None
     for change in changes:
         if change.kind == TableChange.ADD_COLUMN:
             continue  # apply_column_changes
@@ -93,6 +109,9 @@ def apply_option_changes(info: TableInfo, changes: list[TableChange]) -> Altered
         if key in SESSION_KEYS:
             raise alter_error(f"'{key}' of {where} cannot be set or reset: it belongs to the client session, "
                               "not to the table")
+        if key == BUCKET_NUM.key:
+            bucket_count = _bucket_num_change(info, change, where)
+            continue
         if TABLE_OPTIONS.owns(key):
             option = _table_option(key, where)
             if change.kind == TableChange.SET:
@@ -111,12 +130,34 @@ def apply_option_changes(info: TableInfo, changes: list[TableChange]) -> Altered
             custom[key] = str(change.value)
         else:
             custom.pop(key, None)
+    if bucket_count is not None and bucket_count != info.num_buckets:
+        if BUCKET_NUM.key in props:  # a table created with the option keeps it true
+            props[BUCKET_NUM.key] = str(bucket_count)
+    else:
+        bucket_count = None
     changed = {k for k in set(before) | set(props) if before.get(k) != props.get(k)}
+    if bucket_count is not None:
+        changed.add(BUCKET_NUM.key)
+        if DATALAKE_ENABLED.value_of(props):
+            raise alter_error(f"Cannot change 'bucket.num' of {where}: it is lake-enabled (table.datalake.enabled), "
+                              f"and its Paimon table has one bucket count ({info.num_buckets}) for every partition")
     if LOG_TTL.key in changed or LOG_LOCAL_TTL.key in changed:
         check_log_ttls(props, where)
     if any(k.startswith(AUTO_PARTITION_PREFIX) for k in changed):
         check_auto_partition(props, info.get_partition_keys(), info.row_schema, str(info.table_path), creating=False)
-    return AlteredProperties(props, custom, changed)
+    return AlteredProperties(props, custom, changed, bucket_count)
+
+
+def _bucket_num_change(info: TableInfo, change: TableChange, where: str) -> int:
+    """The bucket count a SET bucket.num asks for (see the module docstring); raises when it is refused."""
+    if change.kind != TableChange.SET:
+        raise alter_error(f"'bucket.num' of {where} cannot be reset: set the bucket count of future partitions instead")
+    if not info.is_partitioned():
+        raise alter_error(f"Cannot change 'bucket.num' of {where} ({info.num_buckets} buckets): it is not "
+                          "partitioned, and its rows are spread over its buckets by hash, so another count would "
+                          "misplace every key already written (only a partitioned table's future partitions can "
+                          "get another count)")
+    return int(BUCKET_NUM.parse(change.value, where))  # an integer >= 1, else INVALID_CONFIG_EXCEPTION
 
 
 def apply_column_changes(info: TableInfo, changes: list[TableChange]) -> RowSchema | None:

@@ -84,7 +84,8 @@ class TabletNotifier:
                 p = self.ctx.partitions.get(tb.partition_id)
                 if p is not None:
                     req.partition_infos.append(pb.PartitionInfoPb(partition_id=tb.partition_id, partition_name=p.name,
-                                                                  partition_spec=p.reg.spec))
+                                                                  partition_spec=p.reg.spec,
+                                                                  bucket_count=p.reg.bucket_count))
         return req
 
     async def _sender(self, node: ServerNode, queue: asyncio.Queue) -> None:

@@ -43,7 +43,7 @@ from fluss.server.config import (
     REMOTE_DATA_DIR,
     ServerConfig,
 )
-from fluss.server.coordinator.alter import apply_column_changes, apply_option_changes
+from fluss.server.coordinator.alter import alter_error, apply_column_changes, apply_option_changes
 from fluss.server.coordinator.assignment import assign_replicas, rack_aware
 from fluss.server.coordinator.auto_partition import AutoPartitionPlanner, AutoPartitionStrategy
 from fluss.server.coordinator.context import (
@@ -223,6 +223,9 @@ class CoordinatorEventProcessor:
                     for name, preg in zk.list_partitions(db, t).items():
                         ctx.partitions[preg.partition_id] = PartitionEntry(info.table_id, name, preg)
                         self._load_buckets(info.table_id, preg.partition_id)
+                        if not preg.bucket_count:  # written before partitions had their own count
+                            assignment = ctx.assignments.get((info.table_id, preg.partition_id))
+                            preg.bucket_count = len(assignment.buckets) if assignment else info.num_buckets
             ctx.server_tags = {sid: ServerTag[name] for sid, name in zk.get_server_tags().items()}
             for rec in zk.list_reassignments():
                 tb = TableBucket(rec.table_id, rec.bucket, rec.partition_id)
@@ -353,11 +356,24 @@ class CoordinatorEventProcessor:
             raise FlussError(f"Table '{path}' does not exist", ErrorCode.TABLE_NOT_EXIST)
         altered = apply_option_changes(info, changes)
         new_schema = apply_column_changes(info, changes)
+        if altered.bucket_count is not None and altered.bucket_count > self.config.get_int(MAX_BUCKET_NUM):
+            raise alter_error(f"Cannot change 'bucket.num' of table '{path}' to {altered.bucket_count}: it exceeds "
+                              f"max.bucket.num ({self.config.get_int(MAX_BUCKET_NUM)})")
+        if altered.changed(DATALAKE_ENABLED) and DATALAKE_ENABLED.value_of(altered.properties):
+            counts = {e.reg.bucket_count for e in self.ctx.partitions_of(info.table_id).values()} | {info.num_buckets}
+            if len(counts) > 1:
+                raise alter_error(f"Cannot enable the lake on table '{path}': its partitions (and the table's "
+                                  "bucket.num for new ones) have different bucket counts: "
+                                  f"{', '.join(map(str, sorted(counts)))} (ALTER TABLE SET bucket.num), and a Paimon "
+                                  "table has one bucket count for every partition; drop the partitions of the "
+                                  "other counts first")
         got = await self._zk(self.zk.get_table, path.database_name, path.table_name)
         if got is None:
             raise FlussError(f"Table '{path}' does not exist", ErrorCode.TABLE_NOT_EXIST)
         reg, schema_json = got
         reg.properties, reg.custom_properties, reg.modified_time = altered.properties, altered.custom_properties, now_ms()
+        if altered.bucket_count is not None:  # partitions created from now on (existing ones keep theirs)
+            reg.bucket_count = altered.bucket_count
         if new_schema is not None:  # ADD COLUMN: a new schema id (the earlier ones stay in ZooKeeper)
             reg.schema_column_counts = info.schema_column_counts + [len(new_schema.columns)]
             reg.schema_id = len(reg.schema_column_counts)
@@ -482,12 +498,14 @@ class CoordinatorEventProcessor:
                              f"(max.partition.num = {max_partitions})", ErrorCode.PARTITION_MAX_NUM_EXCEPTION)
         rf = self._replication_factor(info.descriptor)
         partition_id = await self._zk(self.zk.next_id, paths.PARTITION_ID_SEQ)
+        # a partition gets the table's current bucket count and keeps it (ALTER TABLE changes later partitions only)
         assignment, leaders = self._new_assignment(info.table_id, info.table_id + partition_id, info.num_buckets, rf)
-        reg = PartitionRegistration(partition_id, info.table_id, {k: spec[k] for k in info.get_partition_keys()})
+        reg = PartitionRegistration(partition_id, info.table_id, {k: spec[k] for k in info.get_partition_keys()},
+                                    info.num_buckets)
         await self._zk(self.zk.create_partition, path.database_name, path.table_name, name, reg, assignment, leaders)
         self.ctx.partitions[partition_id] = PartitionEntry(info.table_id, name, reg)
         self._register_buckets(info.table_id, partition_id, assignment, leaders)
-        log.info("created partition %s of %s (id %d)", name, path, partition_id)
+        log.info("created partition %s of %s (id %d, %d buckets)", name, path, partition_id, info.num_buckets)
         return partition_id
 
     async def drop_partition(self, path: TablePath, spec: dict[str, str], ignore_if_not_exists: bool) -> None:
@@ -659,12 +677,13 @@ class CoordinatorEventProcessor:
                 raise FlussError(f"Partition '{partition_name}' of table '{path}' does not exist",
                                  ErrorCode.PARTITION_NOT_EXISTS)
             pid, where = entry.reg.partition_id, f"partition '{partition_name}' of table '{path}'"
+            bucket_count = entry.reg.bucket_count
         else:
             if partition_name:
                 raise FlussError(f"Table '{path}' is not partitioned (partition '{partition_name}' given)",
                                  ErrorCode.PARTITION_NOT_EXISTS)
-            pid, where = -1, f"table '{path}'"
-        check_targets(targets, info.num_buckets, set(self.ctx.live_servers), self.ineligible, where,
+            pid, where, bucket_count = -1, f"table '{path}'", info.num_buckets
+        check_targets(targets, bucket_count, set(self.ctx.live_servers), self.ineligible, where,
                       self.tagged(ServerTag.PERMANENT_OFFLINE))
         back: list[int] = []
         for bucket, target in sorted(targets.items()):

@@ -185,7 +185,7 @@ class AdminServicer(rpc.AdminServiceServicer):
         for name, entry in sorted(self.p.ctx.partitions_of(info.table_id).items()):
             if all(entry.reg.spec.get(k) == v for k, v in spec_filter.items()):
                 out.append(pb.PartitionInfoPb(partition_id=entry.reg.partition_id, partition_name=name,
-                                              partition_spec=entry.reg.spec))
+                                              partition_spec=entry.reg.spec, bucket_count=entry.reg.bucket_count))
         return pb.ListPartitionInfosResponse(error=OK, partitions=out)
 
     # cluster
@@ -299,8 +299,10 @@ class AdminServicer(rpc.AdminServiceServicer):
                                        Resource.table(owner.table_path.database_name, owner.table_path.table_name))
             wanted.append((entry.table_id, entry.name, pid))
         for table_id, name, pid in wanted:
+            entry = ctx.partitions.get(pid)
             resp.partitions.append(pb.PartitionMetadataPb(table_id=table_id, partition_name=name, partition_id=pid,
-                                                          buckets=self._bucket_metadata(table_id, pid)))
+                                                          buckets=self._bucket_metadata(table_id, pid),
+                                                          bucket_count=entry.reg.bucket_count if entry else 0))
         return resp
 
     @_guard(pb.GetLatestKvSnapshotsResponse)

@@ -28,14 +28,14 @@ from fluss.record.log_batch import LogBatch, iter_batches
 class BucketRouting:
     """How rows of one table are routed: its bucket function over its bucket-key columns."""
 
-    def __init__(self, table: TableInfo) -> None:
+    def __init__(self, table: TableInfo, num_buckets: int | None = None) -> None:
         self.table = table
         self.function = bucketing_of(table)
         schema = table.row_schema.to_arrow()
         self.schema = schema
         self.key_indices = [schema.get_field_index(k) for k in table.get_bucket_keys()]
         self.key_schema = pa.schema([schema.field(i) for i in self.key_indices])
-        self.num_buckets = table.num_buckets
+        self.num_buckets = num_buckets or table.num_buckets  # a partition's own count when given
 
     @property
     def needs_check(self) -> bool:
@@ -54,8 +54,9 @@ class BucketRouting:
                    for j, i in enumerate(key_indices if key_indices is not None else self.key_indices)}
             raise FlussError(
                 f"Write to bucket {bucket} of table '{self.table.table_path}' holds {len(stray)} row(s) of other "
-                f"buckets (row {first}, bucket key {key}, belongs to bucket {int(ids[first])}): the table routes "
-                f"by its '{self.function.name}' bucket function (table.bucket.function), the writer did not",
+                f"buckets (row {first}, bucket key {key}, belongs to bucket {int(ids[first])} of {self.num_buckets}): the table "
+                f"routes by its '{self.function.name}' bucket function (table.bucket.function) over the bucket count "
+                "of the partition (or table), the writer did not",
                 ErrorCode.CORRUPT_RECORD_EXCEPTION)
 
     def check_records(self, records: bytes | memoryview, bucket: int) -> None:

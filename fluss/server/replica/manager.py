@@ -63,6 +63,7 @@ class ReplicaManager:
         self.replicas: dict[TableBucket, Replica] = {}
         self.tables: dict[int, TableInfo] = {}
         self.partition_names: dict[int, str] = {}
+        self.partition_bucket_counts: dict[int, int] = {}  # a partition's own bucket count (fixed at its creation)
         self.coordinator_epoch = 0
         self._data_arrived = asyncio.Condition()
         self.followers = None  # set by the tablet server: the ReplicaFetcherManager
@@ -124,10 +125,12 @@ class ReplicaManager:
         if self.control_checks is not None:
             checked = await self.control_checks.leader_and_isr(req, self.tables)
             tables, names, refused = checked.tables, checked.partition_names, checked.refused
+            counts = checked.partition_bucket_counts
             confirmed = {TableBucket(b.table_id, b.bucket_id, b.partition_id): b for b in checked.buckets}
         else:  # in-process tests without ZooKeeper
             tables = {t.table_id: TableInfo.from_pb(t) for t in req.table_infos}
             names = {p.partition_id: p.partition_name for p in req.partition_infos}
+            counts = {p.partition_id: p.bucket_count for p in req.partition_infos if p.bucket_count > 0}
             refused = {}
             confirmed = {TableBucket(b.table_id, b.bucket_id, b.partition_id): b for b in req.buckets}
         for info in tables.values():
@@ -137,6 +140,7 @@ class ReplicaManager:
                                       or known.schema_id != info.schema_id):
                 self._table_altered(info)  # ALTER TABLE: the replicas take the new options (and schema) live
         self.partition_names.update(names)
+        self.partition_bucket_counts.update(counts)
         results = []
         for b in req.buckets:
             tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
@@ -167,8 +171,10 @@ class ReplicaManager:
         if replica is None:
             info = self.tables[tb.table_id]
             directory = self.bucket_dir(tb)
+            bucket_count = (self.partition_bucket_counts.get(tb.partition_id, info.num_buckets)
+                            if tb.partition_id is not None else info.num_buckets)
             replica = await asyncio.to_thread(Replica, tb, info, directory, self.server_id, self.segment_bytes,
-                                              self.index_interval_bytes)
+                                              self.index_interval_bytes, bucket_count)
             replica.log.flush_listener = self.metrics.log_flushed
             self.replicas[tb] = replica
         elif b.leader_epoch < replica.leader_epoch:

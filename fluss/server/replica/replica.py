@@ -64,7 +64,9 @@ class FollowerProgress:
 
 class Replica:
     def __init__(self, bucket: TableBucket, table: TableInfo, directory: Path, local_id: int,
-                 segment_bytes: int, index_interval_bytes: int) -> None:
+                 segment_bytes: int, index_interval_bytes: int, bucket_count: int | None = None) -> None:
+        """``bucket_count``: the buckets of the bucket's partition (a partition keeps the count it was created
+        with when ALTER TABLE changes the table's); None: the table's."""
         self.bucket = bucket
         self.table = table
         self.directory = directory
@@ -98,7 +100,7 @@ class Replica:
         self.kv: KvReplica | None = None  # the KV state, on the leader of a primary-key bucket
         self.kv_failure: str | None = None  # why the last KV recovery failed (retried in the background)
         self._joins_held_until: dict[int, int] = {}  # follower -> ms: no ISR join request on its fetches before
-        self.routing = BucketRouting(table)  # checks that written rows belong to this bucket
+        self.routing = BucketRouting(table, bucket_count)  # checks that written rows belong to this bucket
         self._lock = threading.Lock()
 
     def _validator_of(self, table: TableInfo) -> BatchValidator:

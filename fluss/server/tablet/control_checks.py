@@ -40,6 +40,8 @@ class CheckedLeaderAndIsr:
 
     tables: dict[int, TableInfo] = field(default_factory=dict)
     partition_names: dict[int, str] = field(default_factory=dict)
+    # each partition's bucket count, as its assignment in ZooKeeper has it (the write routing check uses it)
+    partition_bucket_counts: dict[int, int] = field(default_factory=dict)
     buckets: list[pb.LeaderAndIsrPb] = field(default_factory=list)  # as recorded in ZooKeeper
     refused: dict[TableBucket, FlussError] = field(default_factory=dict)
 
@@ -105,6 +107,8 @@ class ControlRequestChecker:
         for (tb, b), lai in zip(candidates, self.zk.get_leaders_and_isr(keys), strict=True):
             assignment = assignments[(tb.table_id, tb.partition_id_or_none_value)]
             replicas = None if assignment is None else assignment.buckets.get(tb.bucket_id)
+            if assignment is not None and tb.partition_id is not None:
+                out.partition_bucket_counts[tb.partition_id] = len(assignment.buckets)
             if lai is None or replicas is None:
                 out.refused[tb] = FlussError(f"{tb} is not in ZooKeeper (dropped?)",
                                              ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)

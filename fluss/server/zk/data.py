@@ -66,9 +66,14 @@ class TableRegistration:
 
 @dataclass
 class PartitionRegistration:
+    """A partition's node. ``bucket_count``: the partition's own number of buckets, the table's ``bucket.num`` when
+    it was created (ALTER TABLE changes the count of later partitions only); 0 in nodes written before partitions had
+    their own count, which then is the number of buckets of the partition's assignment."""
+
     partition_id: int
     table_id: int
     spec: dict[str, str]
+    bucket_count: int = 0
 
 
 @dataclass

@@ -20,6 +20,7 @@ import org.fluss.py.rpc.ListOffsetsRequest;
 import org.fluss.py.rpc.ListOffsetsResponse;
 import org.fluss.py.rpc.ListOffsetsBucketResultPb;
 import org.fluss.py.rpc.KeyValuePb;
+import org.fluss.py.rpc.PartitionInfoPb;
 import org.fluss.py.rpc.PartitionMetadataPb;
 import org.fluss.py.rpc.ServerNodePb;
 import org.fluss.py.rpc.TableInfoPb;
@@ -380,6 +381,14 @@ public final class FlussClient implements AutoCloseable {
                 GetTableInfoRequest.newBuilder().setTablePath(path.toPb()).build()), "GetTableInfo " + path);
         FlussRpcException.check(r.getError(), "Table " + path);
         return r.getTableInfo();
+    }
+
+    /**
+     * The bucket count of a partition: its own (fixed when it was created; {@code ALTER TABLE SET bucket.num}
+     * changes the count of later partitions only), or {@code tableCount} when the server did not say.
+     */
+    public static int bucketCount(PartitionInfoPb partition, int tableCount) {
+        return partition.getBucketCount() > 0 ? partition.getBucketCount() : tableCount;
     }
 
     /** Refreshes leaders of a table (non-partitioned) and of the given partitions. */

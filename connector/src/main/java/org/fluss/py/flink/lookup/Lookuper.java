@@ -68,6 +68,8 @@ public final class Lookuper implements Serializable, AutoCloseable {
     private transient long tableId;
     private transient int numBuckets;
     private transient Map<String, Long> partitionIds;
+    // each partition's own bucket count (ALTER TABLE SET bucket.num changes the count of later partitions only)
+    private transient Map<Long, Integer> partitionBuckets;
 
     public Lookuper(ConnectionConfig connection, TablePath path, RowType tableType, int[] keyPositions, int[] projection,
                     int maxRetries) {
@@ -84,6 +86,7 @@ public final class Lookuper implements Serializable, AutoCloseable {
         allocator = new RootAllocator();
         reader = new EvolvingBatchReader(tableType, null, () -> client.tableInfo(path), allocator);
         partitionIds = new ConcurrentHashMap<>();
+        partitionBuckets = new ConcurrentHashMap<>();
         TableInfoPb info = client.tableInfo(path);
         TableDescriptorPb d = info.getDescriptorPb();
         tableId = info.getTableId();
@@ -173,7 +176,9 @@ public final class Lookuper implements Serializable, AutoCloseable {
             }
             partitionId = id;
         }
-        TableBucket tb = new TableBucket(tableId, partitionId, bucketing.bucket(full, numBuckets));
+        int n = partitionId == TableBucket.NO_PARTITION ? numBuckets
+                : partitionBuckets.getOrDefault(partitionId, numBuckets);
+        TableBucket tb = new TableBucket(tableId, partitionId, bucketing.bucket(full, n));
         ByteString key = ByteString.copyFrom(keyEncoder.encode(full));
         for (int attempt = 0; ; attempt++) {
             try {
@@ -257,7 +262,8 @@ public final class Lookuper implements Serializable, AutoCloseable {
             FlussRpcException.check(r.getError(), "Partitions of " + path);
             List<Long> ids = new ArrayList<>();
             for (PartitionInfoPb p : r.getPartitionsList()) {
-                partitionIds.put(p.getPartitionName(), p.getPartitionId());
+                partitionBuckets.put(p.getPartitionId(), FlussClient.bucketCount(p, numBuckets));
+                partitionIds.put(p.getPartitionName(), p.getPartitionId()); // after its count: read without a lock
                 ids.add(p.getPartitionId());
             }
             client.updateMetadata(null, ids);

@@ -80,6 +80,8 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
     private final Map<String, Integer> stickyBucket = new HashMap<>();
 
     private final Map<String, Long> partitionIds = new HashMap<>();
+    // each partition's own bucket count (ALTER TABLE SET bucket.num changes the count of later partitions only)
+    private final Map<Long, Integer> partitionBuckets = new HashMap<>();
     private final Map<TableBucket, ArrowBatchWriter> buffers = new LinkedHashMap<>();
     private final Map<TableBucket, ArrayDeque<byte[]>> ready = new LinkedHashMap<>();
     private final Map<TableBucket, Integer> nextSequence = new HashMap<>();
@@ -203,14 +205,16 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
             partition = partitions.name(row);
             partitionId = partitionId(partition, row);
         }
+        int n = partitionId == TableBucket.NO_PARTITION ? numBuckets
+                : partitionBuckets.getOrDefault(partitionId, numBuckets);
         int bucket;
         if (bucketing != null) {
-            bucket = bucketing.bucket(row, numBuckets);
+            bucket = bucketing.bucket(row, n);
         } else if (settings.roundRobin) {
-            bucket = (int) (roundRobin++ % numBuckets);
+            bucket = (int) (roundRobin++ % n);
         } else {
             bucket = stickyBucket.computeIfAbsent(partition == null ? "" : partition,
-                    k -> (int) (roundRobin++ % numBuckets));
+                    k -> (int) (roundRobin++ % n));
         }
         TableBucket tb = new TableBucket(tableId, partitionId, bucket);
         ArrowBatchWriter buf = buffers.computeIfAbsent(tb, k -> new ArrowBatchWriter(rowType, allocator, compression,
@@ -223,7 +227,7 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
         if (buf.rowCount() >= settings.batchRows) {
             seal(tb, buf);
             if (bucketing == null && !settings.roundRobin) { // sticky: move on after a full batch
-                stickyBucket.put(partition == null ? "" : partition, (int) (roundRobin++ % numBuckets));
+                stickyBucket.put(partition == null ? "" : partition, (int) (roundRobin++ % n));
             }
             if (readyBytes >= settings.requestMaxBytes) {
                 sendAll();
@@ -267,6 +271,7 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
         FlussRpcException.check(r.getError(), "Partitions of " + path);
         for (PartitionInfoPb p : r.getPartitionsList()) {
             partitionIds.put(p.getPartitionName(), p.getPartitionId());
+            partitionBuckets.put(p.getPartitionId(), FlussClient.bucketCount(p, numBuckets));
         }
     }
 

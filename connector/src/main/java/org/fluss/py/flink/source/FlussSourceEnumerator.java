@@ -127,7 +127,8 @@ public class FlussSourceEnumerator implements SplitEnumerator<FlussSplit, FlussE
                         && !spec.partitionFilter.test(PartitionFilter.spec(p.getPartitionName(), keys))) {
                     continue;
                 }
-                for (int b = 0; b < numBuckets; b++) {
+                int partitionBuckets = FlussClient.bucketCount(p, numBuckets); // the partition's own count
+                for (int b = 0; b < partitionBuckets; b++) {
                     TableBucket tb = new TableBucket(tableId, p.getPartitionId(), b);
                     if (!discovered.contains(tb)) {
                         fresh.put(tb, p.getPartitionName());

@@ -154,7 +154,8 @@ public final class RowCountInputFormat extends GenericInputFormat<RowData> {
                 continue;
             }
             pids.add(p.getPartitionId());
-            for (int b = 0; b < numBuckets; b++) {
+            int partitionBuckets = FlussClient.bucketCount(p, numBuckets); // the partition's own count
+            for (int b = 0; b < partitionBuckets; b++) {
                 out.put(new TableBucket(info.getTableId(), p.getPartitionId(), b), p.getPartitionName());
             }
         }
