@@ -16,8 +16,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kazoo.exceptions import BadVersionError, NodeExistsError
-
 from fluss.errors import ErrorCode, FlussError
 from fluss.key.partition import partition_spec_to_name
 from fluss.lake.catalog import LakeCatalogProcess
@@ -539,11 +537,9 @@ class CoordinatorEventProcessor:
         updated = apply_alter(current, changes)
         if updated == current:
             return
-        try:
-            await self._zk(self.zk.set_cluster_config, updated, version)
-        except (BadVersionError, NodeExistsError):
+        if not await self._zk(self.zk.set_cluster_config, updated, version):
             raise FlussError("The cluster configuration changed while this request was applied; retry",
-                             ErrorCode.INVALID_COORDINATOR_EXCEPTION) from None
+                             ErrorCode.INVALID_COORDINATOR_EXCEPTION)
         log.info("cluster configuration altered: %s", ", ".join(
             f"{c.key} {AlterConfigOpType(c.op).name}" for c in changes))
         if self.dynamic is not None:

@@ -446,14 +446,18 @@ class ZooKeeperClient:
             return {}, -1
         return _config_map(data), stat.version
 
-    def set_cluster_config(self, configs: dict[str, str], expected_version: int) -> None:
+    def set_cluster_config(self, configs: dict[str, str], expected_version: int) -> bool:
         """Replaces the dynamic server options if the node is still at ``expected_version`` (-1: not created yet);
-        raises ``BadVersionError`` / ``NodeExistsError`` when another writer came first."""
+        False (nothing written) when another writer came first."""
         data = dumps({"configs": dict(sorted(configs.items()))})
-        if expected_version < 0:
-            self._zk.create(paths.CLUSTER_CONFIG, data, makepath=True)
-        else:
-            self._zk.set(paths.CLUSTER_CONFIG, data, version=expected_version)
+        try:
+            if expected_version < 0:
+                self._zk.create(paths.CLUSTER_CONFIG, data, makepath=True)
+            else:
+                self._zk.set(paths.CLUSTER_CONFIG, data, version=expected_version)
+        except (BadVersionError, NodeExistsError):
+            return False
+        return True
 
     def watch_cluster_config(self, callback: Callable[[dict[str, str]], None]) -> None:
         """Calls ``callback(configs)`` now and after every change of ``/cluster_config`` (kazoo's thread)."""
