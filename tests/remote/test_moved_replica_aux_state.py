@@ -1,8 +1,9 @@
-"""A replica added to a tiered bucket whose early segments are only remote (docs/cluster-operations.md, "Moved
-replicas of tiered buckets"): it restarts at the leader's local log start with the leader epochs and the idempotent
-writers' state of the remote segment ending there, takes over leadership, and a writer whose last batches are only
-in remote storage goes on: its resent batch is recognised as a duplicate, its next one is taken, and reading from
-earliest (remote, then local) returns every row once. Its own cluster (3 servers, replication factor 2)."""
+"""A replica added to a tiered bucket whose early segments are only remote (docs/remote-log.md, "A follower
+restarting at the leader's log start"; docs/cluster-operations.md, reassignment): it restarts at the leader's local
+log start with the leader epochs and the idempotent writers' state of the remote segment ending there, takes over
+leadership, and a writer whose last batches are only in remote storage goes on: its resent batch is recognised as a
+duplicate, its next one is taken, and reading from earliest (remote, then local) returns every row once. Its own
+cluster (3 servers, replication factor 2)."""
 
 from __future__ import annotations
 
