@@ -720,7 +720,12 @@ def test_a_restarted_follower_gets_the_epochs_and_writer_state_from_the_remote_s
     follower.truncate_to(restart)
     assert follower.writers.check(7, resent, "x").last_offset == restart - 1
     follower.close()
+    reopened = LogTablet.open(tmp_path / "follower", SMALL)  # the server restarts: the base state is on disk
+    assert reopened.writers.check(7, resent, "x").last_offset == restart - 1
+    assert reopened.epochs.entries() == [(1, 0), (4, 300)]
+    reopened.close()
     reopened_without = LogTablet.open(tmp_path / "plain", SMALL)
+    fill(reopened_without, 5)
     reopened_without.restart_at(restart)  # what a restart without the aux state gave: an unknown writer
     assert reopened_without.writers.check(7, resent, "x") is None and reopened_without.epochs.entries() == []
     reopened_without.close()
@@ -795,3 +800,30 @@ def test_a_follower_whose_aux_state_cannot_be_loaded_keeps_its_log_is_not_fetche
 
     asyncio.run(scenario())
     tablet.close()
+
+
+def test_the_base_writer_state_follows_the_local_retention_and_a_stale_one_is_ignored(tmp_path):
+    from fluss.server.log.writer_state import BASE_FILE
+
+    tablet = LogTablet.open(tmp_path / "t", SMALL)
+    base = WriterStateManager()
+    base.update(5, 10, 90, 99)  # a writer whose batches are all before the restart
+    tablet.restart_at(100, [(0, 0)], base)
+    tablet.append_as_follower(_with_offsets(batch(0, 200, 8, 0), 100))  # another writer, then the segment rolls
+    for i in range(1, 40):
+        tablet.append_as_follower(_with_offsets(batch(0, 20, 8, i), tablet.log_end_offset))
+    tablet.update_high_watermark(tablet.log_end_offset)
+    assert tablet.segment_count > 3
+    assert tablet.delete_tiered_segments(tablet.log_end_offset, 2) > 0  # retention folds them into the base
+    start = tablet.log_start_offset
+    tablet.truncate_to(tablet.log_end_offset - 20)
+    assert tablet.writers.check(5, 10, "x").base_offset == 90  # still known after retention and a truncation
+    tablet.close()
+    reopened = LogTablet.open(tmp_path / "t", SMALL)
+    assert reopened.log_start_offset == start and reopened.writers.check(5, 10, "x").base_offset == 90
+    assert reopened.writers.check(8, 39, "x") is None  # the truncated batch is the next one again
+    reopened.close()
+    (tmp_path / "t" / BASE_FILE).write_text('{"offset": 1, "writers": {"5": [[10, 90, 99]]}}')  # not this log start
+    stale = LogTablet.open(tmp_path / "t", SMALL)
+    assert stale.writers.check(5, 0, "x") is None  # unknown writer: rebuilt from the local log alone
+    stale.close()

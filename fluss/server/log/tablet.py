@@ -60,7 +60,7 @@ from fluss.server.log.loader import (
     load_log,
 )
 from fluss.server.log.segment import LogSegment
-from fluss.server.log.writer_state import WriterStateManager
+from fluss.server.log.writer_state import WriterStateManager, read_base, write_base
 
 log = logging.getLogger(__name__)
 
@@ -127,7 +127,8 @@ class LogTablet:
         self._lock = threading.RLock()
         self.epochs = LeaderEpochCache(self.directory)
         self.writers = WriterStateManager()
-        self._base_writers: WriterStateManager | None = None  # writer state as of the log start (restart_at)
+        # the writer state as of the log start, when its earlier batches are only remote (restart_at)
+        self._base_writers: WriterStateManager | None = read_base(self.directory, self.log_start_offset)
         self.flush_listener: Callable[[float], None] | None = None  # gets each flush's duration in ms (metrics)
         self._rebuild_state()
 
@@ -575,6 +576,12 @@ class LogTablet:
                 if start < offset:
                     self._assign_epoch(epoch, start)
             self._base_writers = WriterStateManager.from_json(writers.to_json()) if writers is not None else None
+            try:
+                write_base(self.directory, offset, self._base_writers)
+            except OSError as e:
+                log.error("cannot write the writer state of %s: %s", self.directory, e)
+                raise FlussError(f"Cannot write the writer state of {self.name}: {_os_error(e)}",
+                                 ErrorCode.LOG_STORAGE_EXCEPTION) from e
             self._rebuild_state()
 
     def delete_expired_segments(self, now_ms: int) -> int:
@@ -622,6 +629,11 @@ class LogTablet:
                 self._segments.pop(0)
                 self._bases.pop(0)
                 deleted += 1
+            if deleted and self._base_writers is not None:
+                try:
+                    write_base(self.directory, self.log_start_offset, self._base_writers)
+                except OSError as e:  # the next open ignores the stale file and rebuilds from the local log
+                    log.warning("cannot write the writer state of %s: %s", self.directory, e)
             if deleted:
                 self._recovery_point = max(self._recovery_point, self.log_start_offset)
                 self._high_watermark = max(self._high_watermark, self.log_start_offset)
