@@ -656,3 +656,174 @@ def test_remote_batches_of_older_schema_ids_decode_as_the_readers_columns(log_fo
     whole = SchemaReader(info, None)  # no projection: every column of the latest schema
     assert pa.Table.from_batches([whole.read(b) for b in stored]).to_pydict() == {
         "v": [1, 2, 3], "s": ["a", "b", "c"], "note": [None, None, "n3"]}
+
+
+# ---------------------------------------------------------------------------------------------- a follower's aux state
+
+
+def test_the_state_segment_ends_at_the_restart_offset_or_is_the_latest_ending_before_it():
+    from fluss.server.log.remote.aux_state import state_segment
+
+    m = RemoteLogManifest(1, -1, 0, (seg("a", 0, 100), seg("b", 100, 200), seg("c", 200, 300)))
+    assert state_segment(m, 200).segment_id == "b"  # ends exactly at the restart
+    assert state_segment(m, 300).segment_id == "c"
+    assert state_segment(m, 250).segment_id == "b"  # none ends at 250: the latest ending before it
+    assert state_segment(m, 5000).segment_id == "c"  # past the remote end (local segments expired unuploaded)
+    assert state_segment(m, 50) is None  # no segment ends at or before it: its state would be ahead of the log
+    overlapping = RemoteLogManifest(1, -1, 0, (seg("a", 0, 100), seg("b", 80, 210), seg("c", 210, 300)))
+    assert state_segment(overlapping, 200).segment_id == "a"  # "b" ends past 200
+    assert state_segment(overlapping, 210).segment_id == "b"
+    assert state_segment(RemoteLogManifest(1, -1, 0), 100) is None
+
+
+def test_epochs_of_the_remote_segments_merge_into_one_history_below_the_restart_offset():
+    from fluss.server.log.remote.aux_state import epoch_segments, merge_epochs
+
+    m = RemoteLogManifest(1, -1, 0, (seg("a", 0, 100), seg("b", 100, 200), seg("c", 200, 300)))
+    assert [s.segment_id for s in epoch_segments(m, 200)] == ["a", "b"]
+    assert [s.segment_id for s in epoch_segments(m, 201)] == ["a", "b", "c"]
+    per_segment = [[(1, 0)], [(1, 100), (3, 150)], [(3, 200), (4, 260)]]
+    assert merge_epochs(per_segment, 250) == [(1, 0), (3, 150)]
+    assert merge_epochs(per_segment, 300) == [(1, 0), (3, 150), (4, 260)]
+    # an older epoch starting at or after a newer one's start never held data (a leader change rewrote it)
+    assert merge_epochs([[(1, 0), (2, 50)], [(3, 40)]], 100) == [(1, 0), (3, 40)]
+
+
+def _leader_with_tiered_history(env) -> tuple[RemoteLogManager, FakeReplica]:
+    manager, replica, _, _ = env
+    fill(replica.log, 300, epoch=1)
+    fill(replica.log, 700, epoch=4)
+    asyncio.run(manager.run_once())
+    assert replica.log.log_start_offset > 300  # what the follower lacks is only remote
+    return manager, replica
+
+
+def test_a_restarted_follower_gets_the_epochs_and_writer_state_from_the_remote_segment_ending_there(env, tmp_path):
+    manager, leader = _leader_with_tiered_history(env)
+    restart = leader.log.log_start_offset
+    aux = asyncio.run(manager.aux_state(leader.bucket, restart))
+    assert aux.writers_offset == restart and aux.epochs == [(1, 0), (4, 300)]
+    follower = LogTablet.open(tmp_path / "follower", SMALL)
+    fill(follower, 20, writer_id=99)  # it was away: an old tail, then the leader's start passed it
+    follower.restart_at(restart, aux.epochs, aux.writers)
+    assert follower.epochs.entries() == [(1, 0), (4, 300)]
+    assert follower.end_offset_for_epoch(1) == (1, 300)  # OffsetForLeaderEpoch answers as the leader would
+    # as the leader would: the writer's last batch before the restart is a duplicate, the next one is new
+    resent, base, last = aux.writers.to_json()["7"][-1]
+    assert last == restart - 1
+    earlier = follower.writers.check(7, resent, "x")
+    assert earlier is not None and (earlier.base_offset, earlier.last_offset) == (base, restart - 1)
+    assert follower.writers.check(7, resent + 1, "x") is None
+    # batches fetched after the restart build on it, and a truncation keeps it
+    data = leader.log.read(restart, 1 << 20).records
+    follower.append_as_follower(bytes(data))
+    follower.truncate_to(restart)
+    assert follower.writers.check(7, resent, "x").last_offset == restart - 1
+    follower.close()
+    reopened = LogTablet.open(tmp_path / "follower", SMALL)  # the server restarts: the base state is on disk
+    assert reopened.writers.check(7, resent, "x").last_offset == restart - 1
+    assert reopened.epochs.entries() == [(1, 0), (4, 300)]
+    reopened.close()
+    reopened_without = LogTablet.open(tmp_path / "plain", SMALL)
+    fill(reopened_without, 5)
+    reopened_without.restart_at(restart)  # what a restart without the aux state gave: an unknown writer
+    assert reopened_without.writers.check(7, resent, "x") is None and reopened_without.epochs.entries() == []
+    reopened_without.close()
+
+
+def test_aux_state_of_an_unreadable_remote_segment_fails_naming_the_file(env):
+    manager, leader = _leader_with_tiered_history(env)
+    restart = leader.log.log_start_offset
+    state = manager.cached(leader)
+    last = state_seg = next(s for s in state.manifest.segments if s.end_offset == restart)
+    Path(layout.segment_file(state.tablet_dir, last.segment_id, last.start_offset, layout.WRITER_STATE_FILE)).unlink()
+    with pytest.raises(FlussError, match=state_seg.segment_id):
+        asyncio.run(manager.aux_state(leader.bucket, restart))
+    assert asyncio.run(manager.aux_state(TableBucket(1, 5), restart)) is None  # nothing committed for it
+
+
+def test_a_follower_whose_aux_state_cannot_be_loaded_keeps_its_log_is_not_fetched_and_retries(tmp_path):
+    """Remote storage down: the restart waits (the old log stays, the bucket is not fetched, so it cannot join the
+    ISR) and is retried after a growing backoff; once the store answers the log restarts with the aux state."""
+    from fluss.rpc.gen import fluss_api_pb2 as pb
+    from fluss.server.log.remote.aux_state import AuxState
+    from fluss.server.replica.fetcher import AUX_RETRY_INITIAL_S, ReplicaFetcherManager
+
+    tb = TableBucket(1, 0)
+    tablet = LogTablet.open(tmp_path / "f", SMALL)
+    fill(tablet, 20, writer_id=3)
+    writers = WriterStateManager()
+    writers.update(7, 41, 480, 499)
+    answers: list[object] = [FlussError("store unreachable", ErrorCode.LOG_STORAGE_EXCEPTION),
+                             FlussError("store unreachable", ErrorCode.LOG_STORAGE_EXCEPTION),
+                             AuxState(500, [(0, 0), (2, 300)], writers, 500)]
+
+    class Remote:
+        async def aux_state(self, bucket, offset):
+            assert (bucket, offset) == (tb, 500)
+            answer = answers.pop(0)
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+
+    class Stub:
+        calls = 0
+
+        async def FetchLog(self, *_a, **_k):  # noqa: N802 - the gRPC method name
+            Stub.calls += 1
+            raise AssertionError("a bucket waiting for its aux state was fetched")
+
+    replica = SimpleNamespace(bucket=tb, log=tablet, is_leader=False)
+    manager = SimpleNamespace(server_id=5, remote_log=Remote(), replicas={tb: replica},
+                              disk=SimpleNamespace(failure=None))
+    out_of_range = pb.FetchBucketResultPb(log_start_offset=500, high_watermark=800)
+
+    async def scenario() -> None:
+        fetcher = ReplicaFetcherManager(manager, lambda _: None, 100)
+        fetcher._buckets[1] = {tb}  # following tb from leader 1
+        delays = []
+        for _ in range(2):
+            await fetcher._reset_out_of_range(replica, out_of_range)
+            await fetcher._restarting[tb]
+            assert tablet.log_end_offset == 20 and tablet.log_start_offset == 0  # nothing changed
+            delays.append(fetcher._aux_retry[tb][1])
+            await fetcher._fetch_once(1, Stub())  # within the backoff: not fetched
+            fetcher._aux_retry[tb] = (0.0, fetcher._aux_retry[tb][1])  # the backoff is over
+        assert delays == [AUX_RETRY_INITIAL_S, 2 * AUX_RETRY_INITIAL_S] and Stub.calls == 0
+        await fetcher._reset_out_of_range(replica, out_of_range)
+        await fetcher._restarting[tb]
+        assert (tablet.log_start_offset, tablet.log_end_offset) == (500, 500)
+        assert tablet.epochs.entries() == [(0, 0), (2, 300)]
+        assert tablet.writers.check(7, 41, "x").base_offset == 480 and tablet.writers.check(7, 42, "x") is None
+        assert tb not in fetcher._aux_retry and tb not in fetcher._restarting
+        await fetcher.close()
+
+    asyncio.run(scenario())
+    tablet.close()
+
+
+def test_the_base_writer_state_follows_the_local_retention_and_a_stale_one_is_ignored(tmp_path):
+    from fluss.server.log.writer_state import BASE_FILE
+
+    tablet = LogTablet.open(tmp_path / "t", SMALL)
+    base = WriterStateManager()
+    base.update(5, 10, 90, 99)  # a writer whose batches are all before the restart
+    tablet.restart_at(100, [(0, 0)], base)
+    tablet.append_as_follower(_with_offsets(batch(0, 200, 8, 0), 100))  # another writer, then the segment rolls
+    for i in range(1, 40):
+        tablet.append_as_follower(_with_offsets(batch(0, 20, 8, i), tablet.log_end_offset))
+    tablet.update_high_watermark(tablet.log_end_offset)
+    assert tablet.segment_count > 3
+    assert tablet.delete_tiered_segments(tablet.log_end_offset, 2) > 0  # retention folds them into the base
+    start = tablet.log_start_offset
+    tablet.truncate_to(tablet.log_end_offset - 20)
+    assert tablet.writers.check(5, 10, "x").base_offset == 90  # still known after retention and a truncation
+    tablet.close()
+    reopened = LogTablet.open(tmp_path / "t", SMALL)
+    assert reopened.log_start_offset == start and reopened.writers.check(5, 10, "x").base_offset == 90
+    assert reopened.writers.check(8, 39, "x") is None  # the truncated batch is the next one again
+    reopened.close()
+    (tmp_path / "t" / BASE_FILE).write_text('{"offset": 1, "writers": {"5": [[10, 90, 99]]}}')  # not this log start
+    stale = LogTablet.open(tmp_path / "t", SMALL)
+    assert stale.writers.check(5, 0, "x") is None  # unknown writer: rebuilt from the local log alone
+    stale.close()

@@ -203,6 +203,10 @@ async def test_a_follower_that_was_away_restarts_at_the_leaders_log_start(tconn,
         states = await bucket_states(tconn, info)
         return follower in states[0].isr
     await wait_until(back_in_isr, 60, f"server {follower} to rejoin the ISR")
+    # it restarted at the leader's log start with the epochs and writer state of the offsets before it, from remote
+    server_log = (tiered_cluster.dir / "logs" / f"tablet-server-{follower}.log").read_text()
+    assert any(f"table_id={info.table_id}, bucket=0) at offset" in line and "aux state from remote storage" in line
+               and "writer(s) as of offset" in line for line in server_log.splitlines())
     # the leader goes away: the returned follower (or the other one) leads, and nothing is missing
     tiered_cluster.stop_tablet_server(leader)
     try:

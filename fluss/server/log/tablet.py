@@ -60,7 +60,7 @@ from fluss.server.log.loader import (
     load_log,
 )
 from fluss.server.log.segment import LogSegment
-from fluss.server.log.writer_state import WriterStateManager
+from fluss.server.log.writer_state import WriterStateManager, read_base, write_base
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +127,8 @@ class LogTablet:
         self._lock = threading.RLock()
         self.epochs = LeaderEpochCache(self.directory)
         self.writers = WriterStateManager()
+        # the writer state as of the log start, when its earlier batches are only remote (restart_at)
+        self._base_writers: WriterStateManager | None = read_base(self.directory, self.log_start_offset)
         self.flush_listener: Callable[[float], None] | None = None  # gets each flush's duration in ms (metrics)
         self._rebuild_state()
 
@@ -280,8 +282,11 @@ class LogTablet:
             self.writers.update(h.writer_id, h.batch_sequence, h.base_offset, h.next_offset - 1)
 
     def _rebuild_state(self) -> None:
-        """Writer state (and a missing epoch history) from the batch headers of the whole log."""
+        """Writer state (and a missing epoch history) from the batch headers of the whole log, on top of the
+        writer state as of its start when it was restarted with one."""
         self.writers.clear()
+        if self._base_writers is not None:
+            self.writers = WriterStateManager.from_json(self._base_writers.to_json())
         rebuild_epochs = self.epochs.latest_epoch < 0
         for segment in self._segments:
             for _, header, _ in segment.walk(0):
@@ -545,9 +550,13 @@ class LogTablet:
             self.epochs.truncate_from_end(log_end)
             self._rebuild_state()
 
-    def restart_at(self, offset: int) -> None:
+    def restart_at(self, offset: int, epochs: list[tuple[int, int]] | None = None,
+                   writers: WriterStateManager | None = None) -> None:
         """Drop the whole log and continue it empty at ``offset`` (a follower whose leader's log now starts past
-        this log's end)."""
+        this log's end). ``epochs`` (leader-epoch entries starting below ``offset``) and ``writers`` (the writer
+        state as of ``offset``) are the history of the offsets before it, loaded from remote storage
+        (``remote/aux_state.py``): the epoch cache starts with them, and the writer state is rebuilt on top of
+        ``writers`` from now on (after a truncation too)."""
         with self._lock:
             self._ensure_open()
             try:
@@ -563,6 +572,16 @@ class LogTablet:
             self._unflushed_records = 0
             self._write_checkpoint()
             self.epochs.clear()
+            for epoch, start in epochs or ():
+                if start < offset:
+                    self._assign_epoch(epoch, start)
+            self._base_writers = WriterStateManager.from_json(writers.to_json()) if writers is not None else None
+            try:
+                write_base(self.directory, offset, self._base_writers)
+            except OSError as e:
+                log.error("cannot write the writer state of %s: %s", self.directory, e)
+                raise FlussError(f"Cannot write the writer state of {self.name}: {_os_error(e)}",
+                                 ErrorCode.LOG_STORAGE_EXCEPTION) from e
             self._rebuild_state()
 
     def delete_expired_segments(self, now_ms: int) -> int:
@@ -597,6 +616,10 @@ class LogTablet:
                 if not deletable(oldest, len(self._segments)):
                     break
                 try:
+                    if self._base_writers is not None:  # keep the base "as of the log start" true
+                        for _, h, _ in oldest.walk(0):
+                            self._base_writers.update(h.writer_id, h.batch_sequence, h.base_offset,
+                                                      h.next_offset - 1)
                     oldest.delete()
                 except OSError as e:
                     log.error("cannot delete %s segment %s: %s", why, oldest.log_path, e)
@@ -606,6 +629,11 @@ class LogTablet:
                 self._segments.pop(0)
                 self._bases.pop(0)
                 deleted += 1
+            if deleted and self._base_writers is not None:
+                try:
+                    write_base(self.directory, self.log_start_offset, self._base_writers)
+                except OSError as e:  # the next open ignores the stale file and rebuilds from the local log
+                    log.warning("cannot write the writer state of %s: %s", self.directory, e)
             if deleted:
                 self._recovery_point = max(self._recovery_point, self.log_start_offset)
                 self._high_watermark = max(self._high_watermark, self.log_start_offset)

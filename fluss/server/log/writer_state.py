@@ -5,17 +5,28 @@ the next sequence, answers a resend of one of the last ``RETAINED_BATCHES`` with
 rejects any other sequence with OUT_OF_ORDER_SEQUENCE_EXCEPTION. The state is rebuilt from the batch headers of
 the log when a replica opens, and kept up to date on followers too, so a new leader deduplicates retries of
 batches its predecessor appended.
+
+A log restarted at an offset whose earlier batches are only in remote storage keeps the writer state as of its
+start as a *base* (``BASE_FILE`` in the log directory, JSON ``{"offset": log start, "writers": to_json()}``, written
+atomically), so a rebuild after a truncation or a server restart starts from it instead of from nothing.
 """
 
 from __future__ import annotations
 
+import json
+import logging
+import os
 from collections import deque
 from dataclasses import dataclass
+from pathlib import Path
 
 from fluss.errors import ErrorCode, FlussError
 
 RETAINED_BATCHES = 5
 NO_WRITER = -1
+BASE_FILE = "writer-state.base"
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -81,3 +92,38 @@ class WriterStateManager:
 
     def __len__(self) -> int:
         return len(self._writers)
+
+
+def write_base(directory: Path, offset: int, writers: WriterStateManager | None) -> None:
+    """Persist the writer state as of the log start ``offset`` (None: remove it). Raises OSError."""
+    from fluss.server.log.checkpoint import fsync_directory
+
+    path = Path(directory) / BASE_FILE
+    if writers is None:
+        path.unlink(missing_ok=True)
+        return
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump({"offset": offset, "writers": writers.to_json()}, f)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    fsync_directory(path.parent)
+
+
+def read_base(directory: Path, log_start_offset: int) -> WriterStateManager | None:
+    """The persisted writer state as of ``log_start_offset`` (None when there is none, or it is for another
+    offset or unreadable: then the state is rebuilt from the local log alone, as without a base)."""
+    path = Path(directory) / BASE_FILE
+    if not path.exists():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        if int(data["offset"]) != log_start_offset:
+            log.warning("ignoring %s: it is for offset %s, the log starts at %d", path, data["offset"],
+                        log_start_offset)
+            return None
+        return WriterStateManager.from_json(data["writers"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        log.warning("ignoring unreadable %s: %s", path, e)
+        return None

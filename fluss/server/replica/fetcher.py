@@ -10,14 +10,20 @@ removed and nothing the new leader has is lost.
 
 With a tiered log the leader also sends its *tiered offset* (offsets committed in remote storage), below which the
 follower's local retention may delete segments. A follower whose log ends below the leader's local log start (it
-was away while the leader deleted tiered segments) restarts its log at that start: the offsets before it are
-served from remote storage.
+was away while the leader deleted tiered segments, or it is a replica newly added by a reassignment) restarts its
+log at that start: the offsets before it are served from remote storage. Before it restarts, it loads from the
+bucket's committed remote log the leader-epoch history and the idempotent-writer state of the offsets before the
+restart (``fluss/server/log/remote/aux_state.py``), so that as a leader it answers OffsetForLeaderEpoch and
+recognises resent batches as the old leader did. The load runs in a task of its own; the bucket is not fetched
+(so it cannot join the ISR) until it succeeds, and is retried with a growing backoff while remote storage or the
+coordinator cannot answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable
 
 import grpc
@@ -28,6 +34,9 @@ from fluss.rpc.channels import ChannelFactory, ChannelPool
 from fluss.rpc.gen import fluss_api_pb2 as pb
 
 log = logging.getLogger(__name__)
+
+AUX_RETRY_INITIAL_S = 1.0
+AUX_RETRY_MAX_S = 30.0
 
 
 class ReplicaFetcherManager:
@@ -41,6 +50,8 @@ class ReplicaFetcherManager:
         self._buckets: dict[int, set[TableBucket]] = {}
         self._tasks: dict[int, asyncio.Task] = {}
         self._needs_truncation: set[TableBucket] = set()
+        self._restarting: dict[TableBucket, asyncio.Task] = {}  # loading the aux state from remote storage
+        self._aux_retry: dict[TableBucket, tuple[float, float]] = {}  # bucket -> (not before (monotonic), backoff)
 
     def is_following(self, tb: TableBucket) -> bool:
         return any(tb in buckets for buckets in self._buckets.values())
@@ -120,9 +131,12 @@ class ReplicaFetcherManager:
         for tb in sorted(self._needs_truncation & self._buckets.get(leader, set())):
             await self._truncate_to_leader(tb, stub)
         by_table: dict[int, list[TableBucket]] = {}
+        now = time.monotonic()
         for tb in sorted(self._buckets.get(leader, ())):
-            if tb in self._needs_truncation:
+            if tb in self._needs_truncation or tb in self._restarting:
                 continue
+            if tb in self._aux_retry and self._aux_retry[tb][0] > now:
+                continue  # the last load of its aux state failed: wait for the backoff
             if tb in self.manager.replicas:
                 by_table.setdefault(tb.table_id, []).append(tb)
         if not by_table:
@@ -170,17 +184,67 @@ class ReplicaFetcherManager:
     async def _reset_out_of_range(self, replica, result: pb.FetchBucketResultPb) -> None:
         """The leader refused our fetch offset: past its log end (we hold a tail it does not have: cut back to its
         high watermark, which every in-sync replica has) or below its log start (retention removed what we miss:
-        start over at its log start)."""
+        start over at its log start, with the aux state of the offsets before it when the log is tiered)."""
         log_ = replica.log
         restart = log_.log_end_offset < result.log_start_offset
         target = result.log_start_offset if restart else min(result.high_watermark, log_.log_end_offset)
         log.info("follower %d resets %s from offset %d to %d (leader's log starts at %d, high watermark %d)",
                  self.manager.server_id, replica.bucket, log_.log_end_offset, target, result.log_start_offset,
                  result.high_watermark)
+        if restart and self.manager.remote_log is not None:
+            tb = replica.bucket
+            if tb not in self._restarting:
+                self._restarting[tb] = asyncio.create_task(self._restart_with_aux_state(replica, target),
+                                                           name=f"aux-state-{tb}")
+            return
         await asyncio.to_thread(log_.restart_at if restart else log_.truncate_to, target)
+
+    async def _restart_with_aux_state(self, replica, offset: int) -> None:
+        """Loads the leader epochs and writer state below ``offset`` from the remote log, then restarts the log at
+        ``offset`` with them; on failure the log stays as it is and the bucket waits for a backoff before it is
+        fetched (and found out of range) again."""
+        tb = replica.bucket
+        try:
+            try:
+                aux = await self.manager.remote_log.aux_state(tb, offset)
+            except asyncio.CancelledError:
+                raise
+            except Exception as e:  # noqa: BLE001 - the store or the coordinator is unreachable: retried
+                delay = min(AUX_RETRY_MAX_S, self._aux_retry[tb][1] * 2) if tb in self._aux_retry \
+                    else AUX_RETRY_INITIAL_S
+                self._aux_retry[tb] = (time.monotonic() + delay, delay)
+                log.warning("follower %d cannot load the leader epochs and writer state of %s below offset %d from "
+                            "remote storage (%s); it stays out of the ISR and retries in %.1fs",
+                            self.manager.server_id, tb, offset, getattr(e, "message", e), delay)
+                return
+            if (self.manager.replicas.get(tb) is not replica or replica.is_leader or not self.is_following(tb)
+                    or replica.log.log_end_offset >= offset):
+                return  # no longer this follower's restart
+            try:
+                await asyncio.to_thread(replica.log.restart_at, offset, aux.epochs if aux else None,
+                                        aux.writers if aux else None)
+            except Exception as e:  # noqa: BLE001 - e.g. a full disk: found out of range again on the next fetch
+                log.warning("follower %d cannot restart %s at offset %d: %s", self.manager.server_id, tb, offset,
+                            getattr(e, "message", e))
+                return
+            self._aux_retry.pop(tb, None)
+            if aux is None:
+                log.info("follower %d restarted %s at offset %d: the remote log has nothing below it",
+                         self.manager.server_id, tb, offset)
+            else:
+                if aux.writers_offset != offset:
+                    log.warning("follower %d: no remote segment of %s ends at %d; its writer state is as of offset "
+                                "%d (batches in between are not known)", self.manager.server_id, tb, offset,
+                                aux.writers_offset)
+                log.info("follower %d restarted %s at offset %d with the aux state from remote storage: %s",
+                         self.manager.server_id, tb, offset, aux.describe())
+        finally:
+            self._restarting.pop(tb, None)
 
     async def close(self) -> None:
         self._buckets.clear()
+        for task in list(self._restarting.values()):
+            task.cancel()
         for task in self._tasks.values():
             task.cancel()
         await self.channels.close()

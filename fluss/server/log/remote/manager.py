@@ -40,6 +40,7 @@ from typing import Protocol
 from fluss.errors import ErrorCode, FlussError
 from fluss.fs import remote_log_layout as layout
 from fluss.metadata import TableBucket
+from fluss.server.log.remote.aux_state import AuxState, load_aux_state
 from fluss.server.log.remote.index_cache import RemoteIndexCache
 from fluss.server.log.remote.manifest import RemoteLogManifest, RemoteLogSegment
 from fluss.server.log.remote.storage import RemoteLogStorage, executor_transfer
@@ -391,6 +392,18 @@ class RemoteLogManager:
             log.info("deleted %d local segment(s) of %s below the tiered offset %d (log now starts at %d)", deleted,
                      replica.bucket, bound, replica.log.log_start_offset)
         return deleted
+
+    # ------------------------------------------------------------ a follower's restart
+
+    async def aux_state(self, tb: TableBucket, restart_offset: int) -> AuxState | None:
+        """The leader epochs and writer state (``aux_state.py``) a follower of ``tb`` restarting its log at
+        ``restart_offset`` loads from the committed remote log; None when nothing is committed below it. Raises
+        (FlussError, or the coordinator RPC's error) when the coordinator or the store cannot answer."""
+        record = await self.committer.committed(tb)
+        if record is None or not record.path:
+            return None
+        manifest = await self._run(self.storage.read_manifest, record.path)
+        return await self._run(load_aux_state, self.storage, self.tablet_dir(tb), manifest, restart_offset)
 
     # ------------------------------------------------------------ reads
 
