@@ -95,7 +95,7 @@ from fluss.table_options import (
 log = logging.getLogger(__name__)
 
 DEFAULT_DATABASE = "fluss"
-#: The largest rebalance record written to ZooKeeper (its default node limit is 1 MiB): about 6000 buckets of three replicas.
+#: The largest rebalance record written to ZooKeeper (its default node limit is 1 MiB): about 5500 buckets of three replicas (with sizes).
 MAX_REBALANCE_RECORD_BYTES = 900_000
 
 
