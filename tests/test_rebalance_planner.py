@@ -193,6 +193,24 @@ def test_equal_counts_with_skewed_bytes_get_balanced_bytes(seed):
     assert plan == plan_rebalance(_sized(buckets, sizes), {s: None for s in servers}, ALL)  # deterministic
 
 
+@pytest.mark.parametrize("seed, n", [(0, 900), (1, 300), (2, 300)])
+def test_a_new_server_gets_its_share_of_bytes_and_replicas(seed, n):
+    # n buckets x rf 3 of 1..500 MB on 5 servers, a sixth joins: it takes a sixth of the replicas *and* of the
+    # bytes, max/min bytes within 1.1. With 900 buckets the bounded byte step alone could not do it: the count step
+    # picks its buckets by bytes too (taking the smallest first ended at 1.37)
+    rng = random.Random(seed)
+    buckets = {}
+    for b in range(n):
+        reps = rng.sample(range(5), 3)
+        buckets[b] = BucketLayout(reps, reps[0], rng.randint(1, 500) * MB)
+    sizes = {k: b.size for k, b in buckets.items()}
+    servers = list(range(6))
+    final = apply(buckets, plan_rebalance(buckets, {s: None for s in servers}, ALL))
+    assert spread(Counter(r for reps in final.values() for r in reps), servers) <= 1
+    assert spread(Counter(reps[0] for reps in final.values()), servers) <= 1
+    assert _ratio(final, sizes, servers) <= 1.1
+
+
 def test_one_big_bucket_moves_off_the_heavy_server():
     # counts even (3 servers, 6 buckets of one replica each: 2 each) but server 0 holds 100 MB + 90 MB and server 2
     # holds 1 MB + 1 MB: the swap of a big bucket with a small one evens the bytes out

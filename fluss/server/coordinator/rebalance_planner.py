@@ -12,8 +12,8 @@ their racks; the servers tagged ``PERMANENT_OFFLINE`` (they get nothing: every r
   whether or not it is listed: a move never puts a replica on a rack that already holds more of the bucket than
   another rack does.
 * ``REPLICA_DISTRIBUTION``: while the most and least loaded eligible servers differ by two replicas or more, one
-  replica moves from a most loaded server to a least loaded one (a follower before a leader; the smallest bucket by
-  bytes first when sizes are known). Each move lowers the spread, so the number of moves is close to the minimum.
+  replica moves from a most loaded server to a least loaded one (a follower before a leader; when sizes are known,
+  the bucket whose move brings the two servers' bytes closest). Each move lowers the spread, so the number of moves is close to the minimum.
   Then, when bucket sizes are known (``BucketLayout.size``, bytes; 0 = unknown or empty, counted as nothing), the
   bytes: a server's bytes are the sizes of the replicas it holds. While the servers with the most and the fewest
   bytes differ by more than the tolerance (:data:`BYTE_TOLERANCE_RATIO` of the mean bytes per server, at least
@@ -179,6 +179,7 @@ def _spread_racks(state, eligible, rack_of, load, move) -> None:
 
 
 def _balance_replicas(state, eligible, load, sizes, rack_ok, move) -> None:
+    bytes_on = server_bytes(state, sizes)
     while True:
         order = sorted(eligible, key=lambda s: (load[s], s))
         moved = False
@@ -189,9 +190,13 @@ def _balance_replicas(state, eligible, load, sizes, rack_ok, move) -> None:
                 options = [k for k, reps in state.items() if src in reps and dst not in reps
                            and rack_ok(reps, src, dst)]
                 if options:
-                    # a follower before a leader, then the smallest bucket, then a stable order
-                    key = min(options, key=lambda k: (state[k][0] == src, sizes.get(k, 0), repr(k)))
+                    # a follower before a leader, then the bucket bringing the two servers' bytes closest (none
+                    # when sizes are unknown), then a stable order
+                    gap = bytes_on[src] - bytes_on[dst]
+                    key = min(options, key=lambda k: (state[k][0] == src, abs(gap - 2 * sizes.get(k, 0)), repr(k)))
                     move(key, src, dst)
+                    bytes_on[src] -= sizes.get(key, 0)
+                    bytes_on[dst] += sizes.get(key, 0)
                     moved = True
                     break
             if moved:
@@ -274,24 +279,22 @@ def _best_byte_action(state, sizes, hi, lo, gap, margin, fits):
     (moving ``d`` bytes turns the gap into ``|gap - 2d|``) and ``fits``; ties: a move before a swap, then keys."""
     here = sorted((sizes.get(k, 0), repr(k), k) for k, reps in state.items() if hi in reps and lo not in reps)
     there = sorted((sizes.get(k, 0), repr(k), k) for k, reps in state.items() if lo in reps and hi not in reps)
-    here_sizes = [t[0] for t in here]
     there_sizes = [t[0] for t in there]
     candidates = []
 
-    def nearest(sorted_sizes: list[int], target: float, width: int = 4) -> list[int]:
-        i = bisect.bisect_left(sorted_sizes, target)
-        return list(range(max(0, i - width), min(len(sorted_sizes), i + width)))
+    def nearest(target: float, width: int = 4) -> range:
+        i = bisect.bisect_left(there_sizes, target)
+        return range(max(0, i - width), min(len(there_sizes), i + width))
 
     def add(d: int, changes: list, keys: tuple) -> None:
         after = abs(gap - 2 * d)
         if d > 0 and gap - after >= margin:
             candidates.append((after, len(changes), keys, changes))
 
-    for j in nearest(here_sizes, gap / 2, 8):  # moves: the bucket nearest half the gap
-        size, name, key = here[j]
+    for size, name, key in here:  # moves
         add(size, [(key, hi, lo)], (name,))
     for size, name, key in here:  # swaps: for each bucket, the one from lo whose size is nearest to size - gap / 2
-        for j in nearest(there_sizes, size - gap / 2):
+        for j in nearest(size - gap / 2):
             other_size, other_name, other = there[j]
             if other_size < size:
                 add(size - other_size, [(key, hi, lo), (other, lo, hi)], (name, other_name))
