@@ -898,6 +898,7 @@ class CoordinatorEventProcessor:
     async def rebalance(self, goals: list[int]) -> str:
         goals = list(goals)
         parse_goals(goals)  # a bad request is refused before the tablet servers are asked anything
+        self._refuse_second_rebalance()  # before asking anything (checked again by the event, which decides)
         # asked outside the event queue (events go on meanwhile); sizes of buckets that moved since are harmless
         sizes, missing = await collect_bucket_sizes(self.ctx, self.notifier.channels)
         return await self.submit(self._rebalance, goals, sizes, missing)
@@ -906,11 +907,7 @@ class CoordinatorEventProcessor:
                          missing: list[int] = ()) -> str:
         goals = parse_goals(goal_values)
         sizes = sizes or {}
-        current = self.ctx.rebalance
-        if current is not None and current.active:
-            raise FlussError(f"Rebalance {current.rebalance_id} is still {RebalanceStatus(current.status).name}: "
-                             "cancel it or wait until it ends (one rebalance at a time)",
-                             ErrorCode.REBALANCE_FAILURE_EXCEPTION)
+        self._refuse_second_rebalance()
         servers = {sid: node.rack for sid, node in self.ctx.live_servers.items() if sid not in self.ineligible}
         if not servers:
             raise FlussError("No live tablet server to rebalance over", ErrorCode.REBALANCE_FAILURE_EXCEPTION)
@@ -944,6 +941,13 @@ class CoordinatorEventProcessor:
                  f", servers {missing} did not report sizes (their buckets by counts only)" if missing else "")
         await self._advance_rebalance()
         return rec.rebalance_id
+
+    def _refuse_second_rebalance(self) -> None:
+        current = self.ctx.rebalance
+        if current is not None and current.active:
+            raise FlussError(f"Rebalance {current.rebalance_id} is still {RebalanceStatus(current.status).name}: "
+                             "cancel it or wait until it ends (one rebalance at a time)",
+                             ErrorCode.REBALANCE_FAILURE_EXCEPTION)
 
     async def cancel_rebalance(self, rebalance_id: str | None) -> None:
         await self.submit(self._cancel_rebalance, rebalance_id)
