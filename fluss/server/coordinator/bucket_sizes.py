@@ -6,7 +6,7 @@ local log's bytes plus, for a primary-key bucket, its RocksDB's (SST files and m
 is not counted: it is on no server's disk.
 
 Each live tablet server is asked about the buckets it leads, one DescribeLog per table it leads buckets of, all at
-once and under one deadline per server (:data:`SIZE_TIMEOUT_S`). A server that does not answer in time (or fails)
+once (at most :data:`MAX_REQUESTS_PER_SERVER` in flight) and under one deadline per server (:data:`SIZE_TIMEOUT_S`). A server that does not answer in time (or fails)
 is logged and its buckets stay without a size: the planner then balances them by counts only. Nothing here fails
 a rebalance.
 """
@@ -25,6 +25,8 @@ log = logging.getLogger(__name__)
 
 #: How long a tablet server may take to report the sizes of the buckets it leads.
 SIZE_TIMEOUT_S = 2.0
+#: At most this many DescribeLog requests in flight to one server (one per table).
+MAX_REQUESTS_PER_SERVER = 16
 
 
 def leaders_by_server(ctx: CoordinatorContext) -> dict[int, dict[int, list[TableBucket]]]:
@@ -55,11 +57,13 @@ async def collect_bucket_sizes(ctx: CoordinatorContext, channels: ChannelPool,
 async def _sizes_from(sid: int, address: str, tables: dict[int, list[TableBucket]], channels: ChannelPool,
                       timeout_s: float) -> dict[TableBucket, int] | None:
     stub = channels.tablet(address)
+    slots = asyncio.Semaphore(MAX_REQUESTS_PER_SERVER)
 
     async def one_table(table_id: int, buckets: list[TableBucket]) -> dict[TableBucket, int]:
-        resp = await stub.DescribeLog(pb.DescribeLogRequest(table_id=table_id, buckets=[
-            pb.TableStatsBucketPb(partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id)
-            for tb in buckets]), timeout=timeout_s)
+        async with slots:
+            resp = await stub.DescribeLog(pb.DescribeLogRequest(table_id=table_id, buckets=[
+                pb.TableStatsBucketPb(partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id)
+                for tb in buckets]), timeout=timeout_s)
         out = {}
         for r in resp.buckets:
             if not r.error.code and r.local_log_size >= 0 and r.kv_size >= 0:  # a bucket it no longer leads: none
