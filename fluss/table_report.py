@@ -47,6 +47,7 @@ class LogState:
     remote_end: int
     remote_size: int
     remote_segments: int
+    kv_size: int = 0  # a primary-key bucket's RocksDB bytes on its leader
 
 
 async def log_states(conn, info: TableInfo, partitions: dict[int, str] | None = None) -> list[LogState]:
@@ -82,7 +83,8 @@ async def _describe_logs(client, info: TableInfo, partitions: dict[int, str]) ->
                         out.append(LogState(r.partition_id, r.bucket_id, r.local_log_start_offset,
                                             r.local_log_end_offset, r.high_watermark, r.local_log_size,
                                             r.local_segment_count, r.remote_log_start_offset,
-                                            r.remote_log_end_offset, r.remote_log_size, r.remote_segment_count))
+                                            r.remote_log_end_offset, r.remote_log_size, r.remote_segment_count,
+                                            r.kv_size))
                 return out
             except FlussError as e:
                 if not e.is_retriable:

@@ -31,6 +31,7 @@ from fluss import (
 )
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.cluster import LocalCluster
+from fluss.table_report import log_states
 from tests.cluster.cluster_ops_helpers import AckedAppender, all_in_sync, buckets_of, wait_until
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
@@ -230,7 +231,12 @@ async def test_cancel_stops_what_has_not_started_and_requests_are_checked(rb_clu
 
 async def test_a_new_coordinator_resumes_a_rebalance(rb_cluster, rconn):
     admin = rconn.get_admin()
-    await _pile_up(rconn, "piled_again", [1, 2])
+    piled = await _pile_up(rconn, "piled_again", [1, 2])
+    info = await admin.get_table_info(piled)
+    local_sizes = {lg.bucket: lg.local_size for lg in await log_states(rconn, info)}  # nothing writes it any more
+    assert sum(local_sizes.values()) > 0
+    orders = await log_states(rconn, await admin.get_table_info(TablePath("rb", "orders")))
+    assert any(lg.kv_size > 0 for lg in orders)  # a primary-key bucket's RocksDB is counted too
     newest = max(n.id for n in await admin.get_server_nodes() if n.server_type == "TabletServer")
     pid = rb_cluster.tablet_server_pid(newest)
     assert pid is not None
@@ -246,6 +252,10 @@ async def test_a_new_coordinator_resumes_a_rebalance(rb_cluster, rconn):
             zk.close()
         stored = json.loads(data)
         assert stored["rebalance_id"] == rid
+        # the plan was made with each bucket's size as its leader reported it (the stopped server did not answer:
+        # the rebalance went on without the sizes of the buckets it leads)
+        planned = [b for b in stored["buckets"] if b["table_id"] == info.table_id]
+        assert planned and all(b["size"] == local_sizes[b["bucket"]] for b in planned), (planned, local_sizes)
         assert stored["status"] in (RebalanceStatus.NOT_STARTED, RebalanceStatus.REBALANCING), stored["status"]
         await asyncio.to_thread(rb_cluster.kill_coordinator)
     finally:

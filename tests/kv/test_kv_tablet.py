@@ -451,3 +451,15 @@ def test_recount_after_a_replay_that_skipped_lost_records(tmp_path):
     t = KvTablet.open(tmp_path / "kv", SCHEMA, 1, {})
     assert t.row_count == 3
     t.close()
+
+
+def test_size_in_bytes_grows_with_committed_data_and_is_zero_when_closed(tmp_path):
+    # what a primary-key bucket reports as kv_size (DescribeLog) for the rebalance's byte balancing
+    t = KvTablet.open(tmp_path / "kv", SCHEMA, 1, {})
+    empty = t.size_in_bytes
+    t.prepare_batch(to_batch([row(k, name="n" * 200) for k in range(500)]), np.zeros(500, np.uint8), None, 0)
+    assert t.size_in_bytes == empty  # staged only: nothing in RocksDB yet
+    t.flush_up_to(500)
+    assert t.size_in_bytes >= empty + 500 * 200
+    t.close()
+    assert t.size_in_bytes == 0

@@ -1487,7 +1487,7 @@ class DescribeLogRequest(_message.Message):
     def __init__(self, table_id: _Optional[int] = ..., buckets: _Optional[_Iterable[_Union[TableStatsBucketPb, _Mapping]]] = ...) -> None: ...
 
 class DescribeLogBucketPb(_message.Message):
-    __slots__ = ("partition_id", "bucket_id", "error", "local_log_start_offset", "local_log_end_offset", "high_watermark", "local_log_size", "local_segment_count", "remote_log_start_offset", "remote_log_end_offset", "remote_log_size", "remote_segment_count")
+    __slots__ = ("partition_id", "bucket_id", "error", "local_log_start_offset", "local_log_end_offset", "high_watermark", "local_log_size", "local_segment_count", "remote_log_start_offset", "remote_log_end_offset", "remote_log_size", "remote_segment_count", "kv_size")
     PARTITION_ID_FIELD_NUMBER: _ClassVar[int]
     BUCKET_ID_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
@@ -1500,6 +1500,7 @@ class DescribeLogBucketPb(_message.Message):
     REMOTE_LOG_END_OFFSET_FIELD_NUMBER: _ClassVar[int]
     REMOTE_LOG_SIZE_FIELD_NUMBER: _ClassVar[int]
     REMOTE_SEGMENT_COUNT_FIELD_NUMBER: _ClassVar[int]
+    KV_SIZE_FIELD_NUMBER: _ClassVar[int]
     partition_id: int
     bucket_id: int
     error: ErrorInfo
@@ -1512,7 +1513,8 @@ class DescribeLogBucketPb(_message.Message):
     remote_log_end_offset: int
     remote_log_size: int
     remote_segment_count: int
-    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., local_log_start_offset: _Optional[int] = ..., local_log_end_offset: _Optional[int] = ..., high_watermark: _Optional[int] = ..., local_log_size: _Optional[int] = ..., local_segment_count: _Optional[int] = ..., remote_log_start_offset: _Optional[int] = ..., remote_log_end_offset: _Optional[int] = ..., remote_log_size: _Optional[int] = ..., remote_segment_count: _Optional[int] = ...) -> None: ...
+    kv_size: int
+    def __init__(self, partition_id: _Optional[int] = ..., bucket_id: _Optional[int] = ..., error: _Optional[_Union[ErrorInfo, _Mapping]] = ..., local_log_start_offset: _Optional[int] = ..., local_log_end_offset: _Optional[int] = ..., high_watermark: _Optional[int] = ..., local_log_size: _Optional[int] = ..., local_segment_count: _Optional[int] = ..., remote_log_start_offset: _Optional[int] = ..., remote_log_end_offset: _Optional[int] = ..., remote_log_size: _Optional[int] = ..., remote_segment_count: _Optional[int] = ..., kv_size: _Optional[int] = ...) -> None: ...
 
 class DescribeLogResponse(_message.Message):
     __slots__ = ("buckets", "error")

@@ -44,6 +44,7 @@ from fluss.server.config import (
 from fluss.server.coordinator.alter import alter_error, apply_column_changes, apply_option_changes
 from fluss.server.coordinator.assignment import assign_replicas, rack_aware
 from fluss.server.coordinator.auto_partition import AutoPartitionPlanner, AutoPartitionStrategy
+from fluss.server.coordinator.bucket_sizes import collect_bucket_sizes
 from fluss.server.coordinator.context import (
     CoordinatorContext,
     PartitionEntry,
@@ -60,7 +61,7 @@ from fluss.server.coordinator.rebalance import (
     overall_status,
     settle_in_flight,
 )
-from fluss.server.coordinator.rebalance_planner import BucketLayout, parse_goals, plan_rebalance
+from fluss.server.coordinator.rebalance_planner import BucketLayout, parse_goals, plan_rebalance, server_bytes
 from fluss.server.coordinator.server_tags import check_tag_request, drain_target, leaders_last, parse_tag
 from fluss.server.coordinator.validation import (
     check_database_name,
@@ -94,7 +95,7 @@ from fluss.table_options import (
 log = logging.getLogger(__name__)
 
 DEFAULT_DATABASE = "fluss"
-#: The largest rebalance record written to ZooKeeper (its default node limit is 1 MiB): about 6000 buckets of three replicas.
+#: The largest rebalance record written to ZooKeeper (its default node limit is 1 MiB): about 5500 buckets of three replicas (with sizes).
 MAX_REBALANCE_RECORD_BYTES = 900_000
 
 
@@ -895,26 +896,32 @@ class CoordinatorEventProcessor:
     # ------------------------------------------------------------ rebalance (coordinator/rebalance*.py)
 
     async def rebalance(self, goals: list[int]) -> str:
-        return await self.submit(self._rebalance, list(goals))
+        goals = list(goals)
+        parse_goals(goals)  # a bad request is refused before the tablet servers are asked anything
+        self._refuse_second_rebalance()  # before asking anything (checked again by the event, which decides)
+        # asked outside the event queue (events go on meanwhile); sizes of buckets that moved since are harmless
+        sizes, missing = await collect_bucket_sizes(self.ctx, self.notifier.channels)
+        return await self.submit(self._rebalance, goals, sizes, missing)
 
-    async def _rebalance(self, goal_values: list[int]) -> str:
+    async def _rebalance(self, goal_values: list[int], sizes: dict[TableBucket, int] | None = None,
+                         missing: list[int] = ()) -> str:
         goals = parse_goals(goal_values)
-        current = self.ctx.rebalance
-        if current is not None and current.active:
-            raise FlussError(f"Rebalance {current.rebalance_id} is still {RebalanceStatus(current.status).name}: "
-                             "cancel it or wait until it ends (one rebalance at a time)",
-                             ErrorCode.REBALANCE_FAILURE_EXCEPTION)
+        sizes = sizes or {}
+        self._refuse_second_rebalance()
         servers = {sid: node.rack for sid, node in self.ctx.live_servers.items() if sid not in self.ineligible}
         if not servers:
             raise FlussError("No live tablet server to rebalance over", ErrorCode.REBALANCE_FAILURE_EXCEPTION)
-        layouts = {tb: BucketLayout(self.ctx.replicas(tb), lai.leader)
+        layouts = {tb: BucketLayout(list(self.ctx.replicas(tb)), lai.leader, sizes.get(tb, 0))
                    for tb, (lai, _) in self.ctx.leaders.items() if tb not in self.ctx.reassignments}
-        plan = plan_rebalance(layouts, servers, goals, self.tagged(ServerTag.PERMANENT_OFFLINE),
-                              self.tagged(ServerTag.TEMPORARY_OFFLINE))
+        # a pure function of copies: planned off the event loop so RPCs are answered meanwhile
+        plan = await asyncio.to_thread(plan_rebalance, layouts, servers, goals,
+                                       self.tagged(ServerTag.PERMANENT_OFFLINE),
+                                       self.tagged(ServerTag.TEMPORARY_OFFLINE))
         rec = RebalanceRecord(f"rebalance-{uuid.uuid4().hex[:16]}", [g.value for g in goals],
                               RebalanceStatus.NOT_STARTED.value, now_ms(),
                               [RebalanceBucket(tb.table_id, tb.partition_id_or_none_value, tb.bucket_id,
-                                               m.original_replicas, m.original_leader, m.new_replicas)
+                                               m.original_replicas, m.original_leader, m.new_replicas,
+                                               size=sizes.get(tb, 0))
                                for tb, m in sorted(plan.items())])
         rec.status = overall_status(rec).value
         if len(rec.encode()) > MAX_REBALANCE_RECORD_BYTES:
@@ -923,10 +930,24 @@ class CoordinatorEventProcessor:
                              "first", ErrorCode.REBALANCE_FAILURE_EXCEPTION)
         await self._zk(self.zk.set_rebalance, rec.encode())
         self.ctx.rebalance = rec
-        log.info("rebalance %s (goals %s): %d bucket(s) to move", rec.rebalance_id,
-                 [g.name for g in goals], len(rec.buckets))
+        if sizes:
+            after = {tb: plan[tb].new_replicas if tb in plan else lo.replicas for tb, lo in layouts.items()}
+            log.info("rebalance %s: bytes per server %s before, %s planned", rec.rebalance_id,
+                     dict(sorted(server_bytes({tb: lo.replicas for tb, lo in layouts.items()}, sizes).items())),
+                     dict(sorted(server_bytes(after, sizes).items())))
+        log.info("rebalance %s (goals %s): %d bucket(s) to move; %d bucket(s) sized (%d bytes)%s", rec.rebalance_id,
+                 [g.name for g in goals], len(rec.buckets), sum(1 for tb in layouts if sizes.get(tb)),
+                 sum(sizes.get(tb, 0) for tb in layouts),
+                 f", servers {missing} did not report sizes (their buckets by counts only)" if missing else "")
         await self._advance_rebalance()
         return rec.rebalance_id
+
+    def _refuse_second_rebalance(self) -> None:
+        current = self.ctx.rebalance
+        if current is not None and current.active:
+            raise FlussError(f"Rebalance {current.rebalance_id} is still {RebalanceStatus(current.status).name}: "
+                             "cancel it or wait until it ends (one rebalance at a time)",
+                             ErrorCode.REBALANCE_FAILURE_EXCEPTION)
 
     async def cancel_rebalance(self, rebalance_id: str | None) -> None:
         await self.submit(self._cancel_rebalance, rebalance_id)

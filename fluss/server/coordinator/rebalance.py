@@ -34,6 +34,7 @@ class RebalanceBucket:
     original_leader: int
     new_replicas: list[int]  # the new leader first
     status: int = S.NOT_STARTED.value
+    size: int = 0  # bytes of one replica when planned (its leader's report; 0: unknown)
 
     @property
     def key(self) -> tuple[int, int, int]:

@@ -12,8 +12,17 @@ their racks; the servers tagged ``PERMANENT_OFFLINE`` (they get nothing: every r
   whether or not it is listed: a move never puts a replica on a rack that already holds more of the bucket than
   another rack does.
 * ``REPLICA_DISTRIBUTION``: while the most and least loaded eligible servers differ by two replicas or more, one
-  replica moves from a most loaded server to a least loaded one (a follower before a leader; the smallest bucket by
-  bytes first when sizes are known). Each move lowers the spread, so the number of moves is close to the minimum.
+  replica moves from a most loaded server to a least loaded one (a follower before a leader; when sizes are known,
+  the bucket whose move brings the two servers' bytes closest). Each move lowers the spread, so the number of moves is close to the minimum.
+  Then, when bucket sizes are known (``BucketLayout.size``, bytes; 0 = unknown or empty, counted as nothing), the
+  bytes: a server's bytes are the sizes of the replicas it holds. While the servers with the most and the fewest
+  bytes differ by more than the tolerance (:data:`BYTE_TOLERANCE_RATIO` of the mean bytes per server, at least
+  ``byte_margin_min``), a bucket's replica moves (or two buckets' replicas swap) from one to the other, the action
+  bringing the pair closest first, and only if it brings them closer by ``byte_margin_min`` or more; at most
+  :data:`MAX_BYTE_ACTIONS` actions. An action never widens the replica count spread (beyond 1), never makes a
+  ``TEMPORARY_OFFLINE`` server a leader, honors racks, and - unless ``LEADER_DISTRIBUTION`` comes later in the
+  goals and rebalances leaders anyway - never widens the leader count spread (beyond 1). Ties break on bucket keys,
+  so the plan is deterministic. Fluss has no byte goal: bytes are part of ``REPLICA_DISTRIBUTION`` here.
 * ``LEADER_DISTRIBUTION``: a bucket led by a tagged server gets another replica as leader; then, while leader counts
   differ by two or more, a bucket changes its leader to another of its replicas on a server with fewer leaders
   (only the order of the replicas changes: no data moves).
@@ -23,12 +32,21 @@ Output: per bucket whose replica list (leader first) changes, the new list; its 
 
 from __future__ import annotations
 
+import bisect
 from collections import Counter
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import GoalType
+
+#: Servers whose bytes differ by less than this share of the mean bytes per server are balanced ...
+BYTE_TOLERANCE_RATIO = 0.05
+#: ... or by less than this many bytes (the planner's default ``byte_margin_min``), which is also the least a
+#: byte-balancing action must bring two servers closer: small differences cause no churn.
+BYTE_MARGIN_MIN = 1 << 20
+#: The most byte-balancing actions (a move or a swap of two buckets) one plan makes.
+MAX_BYTE_ACTIONS = 64
 
 #: Used when a request names no goal (Fluss's recommended order).
 DEFAULT_GOALS = (GoalType.RACK_AWARE, GoalType.REPLICA_DISTRIBUTION, GoalType.LEADER_DISTRIBUTION)
@@ -72,7 +90,8 @@ class BucketMove:
 
 def plan_rebalance(buckets: Mapping[Hashable, BucketLayout], racks: Mapping[int, str | None],
                    goals: list[GoalType], permanent_offline: set[int] = frozenset(),
-                   temporary_offline: set[int] = frozenset()) -> dict[Hashable, BucketMove]:
+                   temporary_offline: set[int] = frozenset(),
+                   byte_margin_min: int = BYTE_MARGIN_MIN) -> dict[Hashable, BucketMove]:
     """The moves balancing ``buckets`` over the live servers ``racks`` (server id -> rack or None)."""
     live = set(racks)
     eligible = sorted(live - set(permanent_offline))
@@ -130,6 +149,10 @@ def plan_rebalance(buckets: Mapping[Hashable, BucketLayout], racks: Mapping[int,
             _spread_racks(state, eligible, rack_of, load, move)
         elif goal == GoalType.REPLICA_DISTRIBUTION:
             _balance_replicas(state, eligible, load, sizes, rack_ok, move)
+            if any(sizes.values()):
+                later = goals[goals.index(goal) + 1:]
+                _balance_bytes(state, eligible, set(leaders_ok), load, sizes, rack_ok, move, byte_margin_min,
+                               keep_leaders=GoalType.LEADER_DISTRIBUTION not in later)
         elif goal == GoalType.LEADER_DISTRIBUTION:
             _balance_leaders(state, leaders_ok, set(eligible))
 
@@ -156,6 +179,7 @@ def _spread_racks(state, eligible, rack_of, load, move) -> None:
 
 
 def _balance_replicas(state, eligible, load, sizes, rack_ok, move) -> None:
+    bytes_on = server_bytes(state, sizes)
     while True:
         order = sorted(eligible, key=lambda s: (load[s], s))
         moved = False
@@ -166,15 +190,116 @@ def _balance_replicas(state, eligible, load, sizes, rack_ok, move) -> None:
                 options = [k for k, reps in state.items() if src in reps and dst not in reps
                            and rack_ok(reps, src, dst)]
                 if options:
-                    # a follower before a leader, then the smallest bucket, then a stable order
-                    key = min(options, key=lambda k: (state[k][0] == src, sizes.get(k, 0), repr(k)))
+                    # a follower before a leader, then the bucket bringing the two servers' bytes closest (none
+                    # when sizes are unknown), then a stable order
+                    gap = bytes_on[src] - bytes_on[dst]
+                    key = min(options, key=lambda k: (state[k][0] == src, abs(gap - 2 * sizes.get(k, 0)), repr(k)))
                     move(key, src, dst)
+                    bytes_on[src] -= sizes.get(key, 0)
+                    bytes_on[dst] += sizes.get(key, 0)
                     moved = True
                     break
             if moved:
                 break
         if not moved:
             return
+
+
+def server_bytes(layout: Mapping[Hashable, list[int]], sizes: Mapping[Hashable, int]) -> Counter:
+    """Bytes per server: the sizes of the replicas it holds."""
+    out: Counter = Counter()
+    for key, reps in layout.items():
+        for r in reps:
+            out[r] += sizes.get(key, 0)
+    return out
+
+
+def _balance_bytes(state, eligible, leaders_ok, load, sizes, rack_ok, move, margin_min, keep_leaders) -> None:
+    """Moves or swaps replicas between the servers with the most and the fewest bytes (module docstring)."""
+    if len(eligible) < 2:
+        return
+    bytes_on = server_bytes(state, sizes)
+    mean = sum(bytes_on[s] for s in eligible) / len(eligible)
+    tolerance = max(margin_min, BYTE_TOLERANCE_RATIO * mean, 1)
+    margin = max(margin_min, 1)
+    leaders = Counter({s: 0 for s in leaders_ok})
+    leaders.update(reps[0] for reps in state.values() if reps and reps[0] in leaders)
+
+    def spread_of(counter, servers) -> int:
+        return max(counter[s] for s in servers) - min(counter[s] for s in servers) if servers else 0
+
+    count_limit = max(1, spread_of(load, eligible))
+    leader_servers = sorted(leaders_ok)
+    leader_limit = max(1, spread_of(leaders, leader_servers))
+
+    def fits(changes: list[tuple[Hashable, int, int]]) -> bool:
+        """Whether these replica moves (bucket, from, to) keep counts, leaders, racks and tags as required."""
+        new_load, new_leaders = Counter(load), Counter(leaders)
+        for key, frm, to in changes:
+            reps = state[key]
+            if not rack_ok(reps, frm, to):
+                return False
+            new_load[frm] -= 1
+            new_load[to] += 1
+            if reps[0] == frm:
+                if to not in leaders_ok:
+                    return False
+                if frm in new_leaders:
+                    new_leaders[frm] -= 1
+                new_leaders[to] += 1
+        return spread_of(new_load, eligible) <= count_limit and (
+            not keep_leaders or spread_of(new_leaders, leader_servers) <= leader_limit)
+
+    for _ in range(MAX_BYTE_ACTIONS):
+        order = sorted(eligible, key=lambda s: (bytes_on[s], s))
+        action = None
+        for hi in reversed(order):
+            for lo in order:
+                gap = bytes_on[hi] - bytes_on[lo]
+                if gap <= tolerance:
+                    break
+                action = _best_byte_action(state, sizes, hi, lo, gap, margin, fits)
+                if action is not None:
+                    break
+            if action is not None:
+                break
+        if action is None:
+            return
+        for key, frm, to in action:
+            move(key, frm, to)
+            bytes_on[frm] -= sizes.get(key, 0)
+            bytes_on[to] += sizes.get(key, 0)
+        leaders.clear()
+        leaders.update({s: 0 for s in leaders_ok})
+        leaders.update(reps[0] for reps in state.values() if reps and reps[0] in leaders_ok)
+
+
+def _best_byte_action(state, sizes, hi, lo, gap, margin, fits):
+    """The move (hi -> lo) or swap (hi <-> lo) that brings the two servers' bytes closest, if it gains ``margin``
+    (moving ``d`` bytes turns the gap into ``|gap - 2d|``) and ``fits``; ties: a move before a swap, then keys."""
+    here = sorted((sizes.get(k, 0), repr(k), k) for k, reps in state.items() if hi in reps and lo not in reps)
+    there = sorted((sizes.get(k, 0), repr(k), k) for k, reps in state.items() if lo in reps and hi not in reps)
+    there_sizes = [t[0] for t in there]
+    candidates = []
+
+    def nearest(target: float, width: int = 4) -> range:
+        i = bisect.bisect_left(there_sizes, target)
+        return range(max(0, i - width), min(len(there_sizes), i + width))
+
+    def add(d: int, changes: list, keys: tuple) -> None:
+        after = abs(gap - 2 * d)
+        if d > 0 and gap - after >= margin:
+            candidates.append((after, len(changes), keys, changes))
+
+    for size, name, key in here:  # moves
+        add(size, [(key, hi, lo)], (name,))
+    for size, name, key in here:  # swaps: for each bucket, the one from lo whose size is nearest to size - gap / 2
+        for j in nearest(size - gap / 2):
+            other_size, other_name, other = there[j]
+            if other_size < size:
+                add(size - other_size, [(key, hi, lo), (other, lo, hi)], (name, other_name))
+    candidates.sort(key=lambda c: c[:3])
+    return next((c[3] for c in candidates if fits(c[3])), None)
 
 
 def _balance_leaders(state, leaders_ok: list[int], eligible: set[int]) -> None:

@@ -230,6 +230,15 @@ class KvTablet:
         return self._row_count
 
     @property
+    def size_in_bytes(self) -> int:
+        """RocksDB's SST files and memtables (its own counters: no file walk); 0 when closed."""
+        db = self._db
+        if db is None:
+            return 0
+        return sum(db.property_int_value(name) or 0
+                   for name in ("rocksdb.total-sst-files-size", "rocksdb.cur-size-all-mem-tables"))
+
+    @property
     def staged_count(self) -> int:
         """Number of values in the pre-write buffer."""
         return len(self._st_offsets)

@@ -765,6 +765,9 @@ class ReplicaManager:
             local_log_start_offset=log_.log_start_offset, local_log_end_offset=log_.log_end_offset,
             high_watermark=log_.high_watermark, local_log_size=log_.size_in_bytes,
             local_segment_count=log_.segment_count, remote_log_start_offset=-1, remote_log_end_offset=-1)
+        kv = replica.kv.kv if replica.kv is not None else None
+        if kv is not None:
+            out.kv_size = kv.size_in_bytes
         if self.remote_log is not None:
             manifest = (await self.remote_log.state_of(replica)).manifest
             out.remote_log_start_offset = manifest.start_offset
