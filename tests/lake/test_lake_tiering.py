@@ -253,7 +253,7 @@ async def test_union_read_serves_log_records_expired_by_ttl_from_the_lake(lake_c
     await asyncio.sleep(1.2)
     await append(lake_conn, path, events(600, 60))  # rolls a new segment so the old ones can expire
     admin = lake_conn.get_admin()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 60  # a 500 ms retention check; the package's shared server may be busy in CI
     while (await admin.list_offsets(path, [0], OffsetSpec.earliest()))[0] == 0:
         assert time.monotonic() < deadline, "retention never deleted the expired segments"
         await asyncio.sleep(0.3)
