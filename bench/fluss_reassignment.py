@@ -20,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import statistics
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import fluss
 from bench.data import SCHEMA, make_batch
@@ -126,18 +128,10 @@ async def _rounds(cluster: LocalCluster, profile: Profile) -> list[Measurement]:
         rows = profile.recovery_rows
         for r in range(profile.heavy_rounds + 1):  # round 0 warms up
             path, table = await _load(conn, f"reassign_log_{r}", rows, pk=False)
-            quiet: list[float] = []
-            stop = asyncio.Event()
-            task = asyncio.create_task(_write_latencies(probe_writer, stop, quiet))
-            await asyncio.sleep(2.0)
-            stop.set()
-            await task
-            busy: list[float] = []
-            stop = asyncio.Event()
-            task = asyncio.create_task(_write_latencies(probe_writer, stop, busy))
-            seconds, size = await _move(conn, path, table, pk=False)
-            stop.set()
-            await task
+            async with _probe_latencies(probe_writer) as quiet:
+                await asyncio.sleep(2.0)
+            async with _probe_latencies(probe_writer) as busy:
+                seconds, size = await _move(conn, path, table, pk=False)
             kv_path, kv_table = await _load(conn, f"reassign_kv_{r}", rows, pk=True)
             kv_seconds, kv_size = await _move(conn, kv_path, kv_table, pk=True)
             if r:
@@ -157,6 +151,19 @@ async def _rounds(cluster: LocalCluster, profile: Profile) -> list[Measurement]:
     return [log_m, kv_m, before, during, *rebalance]
 
 
+@asynccontextmanager
+async def _probe_latencies(writer) -> AsyncIterator[list[float]]:
+    """The latencies (ms) of the probe writer's awaited writes while the body runs."""
+    samples: list[float] = []
+    stop = asyncio.Event()
+    task = asyncio.create_task(_write_latencies(writer, stop, samples))
+    try:
+        yield samples
+    finally:
+        stop.set()
+        await task
+
+
 async def _rebalance(cluster: LocalCluster, conn, probe_writer) -> list[Measurement]:
     """3 -> 4 tablet servers: a rebalance of everything loaded, with the probe writer's p99 before and during."""
     admin = conn.get_admin()
@@ -168,27 +175,19 @@ async def _rebalance(cluster: LocalCluster, conn, probe_writer) -> list[Measurem
         for start in range(0, REBALANCE_ROWS, LOAD_BATCH):
             writer.write_arrow_batch(make_batch(LOAD_BATCH, seed=start, start_seq=start))
         await writer.flush()
-    quiet: list[float] = []
-    stop = asyncio.Event()
-    task = asyncio.create_task(_write_latencies(probe_writer, stop, quiet))
-    await asyncio.sleep(3.0)
-    stop.set()
-    await task
+    async with _probe_latencies(probe_writer) as quiet:
+        await asyncio.sleep(3.0)
     await asyncio.to_thread(cluster.add_tablet_server)
-    busy: list[float] = []
-    stop = asyncio.Event()
-    task = asyncio.create_task(_write_latencies(probe_writer, stop, busy))
-    t0 = time.perf_counter()
-    rid = await admin.rebalance()
-    moved = len((await admin.list_rebalance(rid)).buckets)
+    async with _probe_latencies(probe_writer) as busy:
+        t0 = time.perf_counter()
+        rid = await admin.rebalance()
+        moved = len((await admin.list_rebalance(rid)).buckets)
 
-    async def done() -> bool:
-        return (await admin.list_rebalance(rid)).status.is_final
+        async def done() -> bool:
+            return (await admin.list_rebalance(rid)).status.is_final
 
-    await _until(done, "the rebalance")
-    seconds = time.perf_counter() - t0
-    stop.set()
-    await task
+        await _until(done, "the rebalance")
+        seconds = time.perf_counter() - t0
     status = (await admin.list_rebalance(rid)).status.name
     note = (f"3 -> 4 tablet servers, {moved} bucket moves one at a time ({status}); the probe writer of "
             "log.reassign.write.p99.*")
