@@ -91,6 +91,8 @@ async def test_bad_changes_are_refused_and_nothing_is_stored(cconn):
          "default.bucket.number"),
         ([AlterConfig("kv.snapshot.interval", "fast")], "fast"),
         ([AlterConfig("kv.snapshot.interval", "1s", AlterConfigOpType.APPEND)], "APPEND"),
+        # over the 64 KiB value cap of all metadata (the node stays far below what ZooKeeper holds)
+        ([AlterConfig("datalake.paimon.huge", "x" * (100 << 10))], "bytes"),
     ]
     for changes, word in cases:
         with pytest.raises(FlussError) as err:

@@ -538,6 +538,7 @@ class CoordinatorEventProcessor:
         updated = apply_alter(current, changes)
         if updated == current:
             return
+        check_metadata_size("the cluster configuration", None, updated, len(dumps({"configs": updated})))
         if not await self._zk(self.zk.set_cluster_config, updated, version):
             raise FlussError("The cluster configuration changed while this request was applied; retry",
                              ErrorCode.INVALID_COORDINATOR_EXCEPTION)
