@@ -21,14 +21,20 @@ from bench.data import SCHEMA, make_batch
 from fluss.server.cluster import LocalCluster
 
 
-def _start(tree: Path, replication: int, extra: dict[str, str]) -> LocalCluster:
+def _start(tree: Path, replication: int, extra: dict[str, str], server_cpus: set[int] | None = None) -> LocalCluster:
+    """A cluster whose servers run ``tree``; on ``server_cpus`` only when given (the processes it starts inherit
+    this process's CPU affinity, which is restored afterwards)."""
     old, cwd = os.environ.get("PYTHONPATH"), os.getcwd()
+    own_cpus = os.sched_getaffinity(0)
     os.environ["PYTHONPATH"] = str(tree)
     os.chdir(tree)  # `python -m` puts the working directory first on sys.path
     try:
+        if server_cpus:
+            os.sched_setaffinity(0, server_cpus)
         config = {"default.replication.factor": str(replication), **extra}
         return LocalCluster(tablet_servers=3, server_config=config).start()
     finally:
+        os.sched_setaffinity(0, own_cpus)
         os.chdir(cwd)
         if old is None:
             os.environ.pop("PYTHONPATH", None)
@@ -56,8 +62,11 @@ def _cpu_seconds(cluster: LocalCluster) -> float:
 
 
 async def run(a: Path, b: Path, rounds: int, rows: int, replication: int, a_config: dict[str, str],
-              b_config: dict[str, str]) -> tuple[dict[str, list[float]], ...]:
-    clusters = {"A": _start(a, replication, a_config), "B": _start(b, replication, b_config)}
+              b_config: dict[str, str], pin: bool = False) -> tuple[dict[str, list[float]], ...]:
+    server_cpus, client_cpus = _split_cpus() if pin else (None, None)
+    clusters = {"A": _start(a, replication, a_config, server_cpus), "B": _start(b, replication, b_config, server_cpus)}
+    if client_cpus:
+        os.sched_setaffinity(0, client_cpus)
     rates: dict[str, list[float]] = {"A": [], "B": []}
     cpu: dict[str, list[float]] = {"A": [], "B": []}  # tablet-server CPU microseconds per row, per round
     client_cpu: dict[str, list[float]] = {"A": [], "B": []}  # this process's (the client's), the same way
@@ -90,6 +99,15 @@ async def run(a: Path, b: Path, rounds: int, rows: int, replication: int, a_conf
     return rates, cpu, client_cpu
 
 
+def _split_cpus() -> tuple[set[int], set[int]]:
+    """The servers' CPUs and the client's: the upper half and the lower half of this process's CPUs."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--pin needs at least 2 CPUs")
+    half = len(cpus) // 2
+    return set(cpus[half:]), set(cpus[:half])
+
+
 def _refuses_contradicting_batch(cluster: LocalCluster, table: str) -> bool:
     import struct
 
@@ -114,12 +132,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument("--rows", type=int, default=500_000)
     parser.add_argument("--replication", type=int, default=1)
+    parser.add_argument("--pin", action="store_true",
+                        help="run the servers of both clusters on one half of the CPUs and this client on the other "
+                             "(the load generator does not compete with the servers it measures)")
     parser.add_argument("--a-config", action="append", default=[], metavar="KEY=VALUE", help="server option of A")
     parser.add_argument("--b-config", action="append", default=[], metavar="KEY=VALUE", help="server option of B")
     args = parser.parse_args()
     configs = [dict(kv.split("=", 1) for kv in opts) for opts in (args.a_config, args.b_config)]
     rates, cpu, client_cpu = asyncio.run(run(args.a.resolve(), args.b.resolve(), args.rounds, args.rows,
-                                             args.replication, *configs))
+                                             args.replication, *configs, pin=args.pin))
     med = {k: statistics.median(v) for k, v in rates.items()}
     cpu_med = {k: statistics.median(v) for k, v in cpu.items()}
     client_med = {k: statistics.median(v) for k, v in client_cpu.items()}

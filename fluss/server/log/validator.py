@@ -45,6 +45,7 @@ import numpy as np
 import pyarrow as pa
 
 from fluss.errors import ErrorCode, FlussError
+from fluss.record.arrow_validation import validate_full
 from fluss.record.change_type import ChangeType
 from fluss.record.ipc_projection import (
     CODEC_LZ4_FRAME,
@@ -277,7 +278,7 @@ class BatchValidator:
             else:  # decompressed on this thread: Arrow's thread pool costs more than it saves on small batches
                 stream = pa.BufferReader(pa.py_buffer(b"".join((shape.schema_message, message))))
                 rows = pa.ipc.open_stream(stream, options=_SINGLE_THREADED).read_next_batch()
-            rows.validate(full=True)
+            validate_full(rows)
         except (pa.ArrowException, ValueError, OSError) as e:
             raise self._error(index, f"the Arrow body does not decode with the table's columns of schema id "
                                      f"{b.schema_id} "
@@ -302,7 +303,7 @@ class BatchValidator:
         codec = row_codec_of(fmt)
         try:
             rows = codec.decode_rows_buffer(data, starts, lengths, shape.schema, b.schema_id)
-            rows.validate(full=True)
+            validate_full(rows)
             blob, offsets = codec.encode_rows_buffer(rows, b.schema_id)
         except FlussError as e:
             raise self._error(index, f"the {fmt} rows do not decode with the columns of schema id "
