@@ -1,8 +1,8 @@
 """KV recovery: how long a restarted tablet server takes to serve a primary-key bucket again, per 1M rows.
 
 Own ``LocalCluster`` (1 coordinator, 1 tablet server, KV snapshots every ``SNAPSHOT_INTERVAL``), one table of
-the benchmark rows with primary key ``seq``, 1 bucket, RF=1, filled with ``recovery_rows`` rows through
-``UpsertWriter`` and waited on until a KV snapshot covers them. Then, per round:
+the benchmark rows with primary key ``seq``, 1 bucket, RF=1, filled with ``restart_rows`` rows (1M) through
+``UpsertWriter.upsert_arrow_batch`` and waited on until a KV snapshot covers them. Then, per round:
 
 1. ``kill -9`` of the tablet server (the PID the cluster started) and a wait until the coordinator has dropped
    its registration (the ZooKeeper session ends), so the restart does not wait for it;
@@ -13,10 +13,20 @@ the benchmark rows with primary key ``seq``, 1 bucket, RF=1, filled with ``recov
    is removed as well, so the leader rebuilds the whole state by replaying the changelog from the log;
 3. the clock runs from the spawn of the new process until lookups of ``PROBE_KEYS`` keys (including the last
    one written) all return their rows. That includes starting the Python process, registering, the
-   coordinator's leader election and opening the KV state. Seconds x 1M / rows.
+   coordinator's leader election and opening the KV state. Seconds x 1M / rows. The probe asks for the
+   bucket's leader every ``PROBE_INTERVAL_S`` and then looks the keys up (see ``_serving``).
+
+The changelog rebuild (``kv.recovery.replay``) runs on ``recovery_rows`` rows (200k in quick mode).
+The package's bytecode is compiled first (``compileall``), as installing a wheel does: a process started from
+a source tree without ``__pycache__`` (e.g. under ``PYTHONDONTWRITEBYTECODE``) compiles every module it imports,
+~0.35 s of CPU more per start on this machine.
+
+Stages: the note gives the median seconds from the spawn to each line of the server's log that marks a stage
+(``STAGES``: modules imported and the server built, registered in ZooKeeper, LeaderAndIsr received, KV state
+ready), and the CPU the process had used when it started.
 
 Which path the server took (local RocksDB or KV snapshot) and how many changelog records it replayed are read
-from its log (``KvReplica.open``), together with the time the open itself took.
+from its log (``KvReplica.open``).
 
 Raw limit (``raw`` / ``kv.recovery``): the same rows (8-byte keys, 42-byte values) in a RocksDB written and
 closed beforehand, then opened with rocksdict and read back completely (iteration over every key and value):
@@ -26,8 +36,10 @@ what this machine needs to bring the same state back from disk and touch all of 
 from __future__ import annotations
 
 import asyncio
+import compileall
 import re
 import shutil
+import statistics
 import tempfile
 import time
 from datetime import datetime
@@ -39,21 +51,49 @@ from bench.model import FAILED, Measurement, Profile
 from bench.monitor import PeakRss
 from bench.raw import KV_PUT_BATCH, _kv_keys_values
 from fluss.server.cluster import LocalCluster
+from fluss.server.logging_setup import parse_line
 
 SERVER = 0
 SNAPSHOT_INTERVAL = "1s"
 CONFIG = {"kv.snapshot.interval": SNAPSHOT_INTERVAL}
 NO_SNAPSHOT_CONFIG = {"kv.snapshot.interval": "2h"}  # none during the run: recovery replays the changelog
 PROBE_KEYS = 50
+PROBE_INTERVAL_S = 0.02
 RECOVERY_TIMEOUT_S = 120.0
 WRITE_CHUNK = 50_000
-_OPEN_RE = re.compile(r"^(\S+ \S+) INFO \S+: (?:(restoring) .* from KV snapshot|KV state of .* ready at offset "
-                      r"(\d+) \((\d+) changelog records replayed\))", re.M)
-_START_RE = re.compile(r"^(\S+ \S+) INFO \S+: tablet server \d+ serving on", re.M)
+#: The stages of a restart in the tablet server's log (message prefixes): the Python process has imported its
+#: modules and built the server, registered in ZooKeeper, received the LeaderAndIsr that makes it the leader (and
+#: starts opening the KV state), and has the KV state ready.
+STAGES = ("started", "registered", "leader", "kv ready")
+_STARTING = re.compile(r"^tablet server \d+ starting \(pid \d+, ([\d.]+) s of CPU")
+_SERVING = re.compile(r"^tablet server \d+ serving on ")
+_READY = re.compile(r"^KV state of .* ready at offset \d+ \((\d+) changelog records replayed\)")
 
 
 def _ts(text: str) -> float:
-    return datetime.strptime(text, "%Y-%m-%d %H:%M:%S,%f").timestamp()
+    return datetime.strptime(text, "%Y-%m-%d %H:%M:%S.%f").timestamp()
+
+
+def _open_report(log_text: str, since: int, spawned: float) -> dict:
+    """What the restart logged in ``log_text[since:]``: the path taken (``source``), the changelog records replayed,
+    the seconds from ``spawned`` (wall clock) to each stage, and the CPU the process had used when it started."""
+    out: dict = {"source": "local RocksDB", "replayed": -1, "stages": {}, "start_cpu": None}
+    for line in log_text[since:].splitlines():
+        entry = parse_line(line)
+        if entry is None:
+            continue
+        at, msg = _ts(entry.timestamp) - spawned, entry.message
+        if m := _STARTING.match(msg):
+            out["stages"]["started"], out["start_cpu"] = at, float(m.group(1))
+        elif _SERVING.match(msg):
+            out["stages"]["registered"] = at
+        elif msg.startswith("opening the KV state of "):
+            out["stages"]["leader"] = at
+        elif msg.startswith("restoring ") and " from KV snapshot " in msg:
+            out["source"] = "KV snapshot"
+        elif m := _READY.match(msg):
+            out["stages"]["kv ready"], out["replayed"] = at, int(m.group(1))
+    return out
 
 
 async def _fill(bootstrap: str, rows: int, wait_for_snapshot: bool = True) -> fluss.TablePath:
@@ -69,8 +109,7 @@ async def _fill(bootstrap: str, rows: int, wait_for_snapshot: bool = True) -> fl
                                                              properties={"table.replication.factor": "1"}))
         writer = (await conn.get_table(path)).new_upsert().create_writer()
         for start in range(0, rows, WRITE_CHUNK):
-            for row in make_batch(min(WRITE_CHUNK, rows - start), seed=start, start_seq=start).to_pylist():
-                writer.upsert(row)
+            writer.upsert_arrow_batch(make_batch(min(WRITE_CHUNK, rows - start), seed=start, start_seq=start))
         await writer.flush()
         await writer.aclose()
         end = (await admin.list_offsets(path, [0], fluss.OffsetSpec.latest()))[0]
@@ -93,7 +132,10 @@ async def _snapshot_offset(conn: fluss.FlussConnection, path: fluss.TablePath) -
 
 
 async def _serving(bootstrap: str, path: fluss.TablePath, keys: list[int]) -> None:
-    """Returns once every key of ``keys`` is found by a lookup (retrying while the bucket has no leader)."""
+    """Returns once every key of ``keys`` is found by a lookup. Until the bucket has a leader again, the probe asks
+    the coordinator for the table's metadata every ``PROBE_INTERVAL_S`` (a lookup's own retries back off up to
+    1 s, which would add up to a second of the client's waiting to the server's start); then it looks the keys
+    up, retrying every ``PROBE_INTERVAL_S`` while the new leader still opens its KV state."""
     config = fluss.Config({"bootstrap.servers": bootstrap, "request-timeout": "2s", "lookup.batch-timeout": "1ms"})
     deadline = time.monotonic() + RECOVERY_TIMEOUT_S
     conn = None
@@ -102,6 +144,9 @@ async def _serving(bootstrap: str, path: fluss.TablePath, keys: list[int]) -> No
             try:
                 if conn is None:
                     conn = await fluss.FlussConnection.create(config)
+                meta = await conn.run(conn.cluster.table(path, refresh=True))
+                if conn.cluster.leader_address(meta, fluss.TableBucket(meta.info.table_id, 0)) is None:
+                    raise fluss.FlussError("no leader yet", fluss.ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
                 lookuper = (await conn.get_table(path)).new_lookup().create_lookuper()
                 got = await asyncio.gather(*(lookuper.lookup({"seq": k}) for k in keys))
                 await lookuper.aclose()
@@ -111,7 +156,7 @@ async def _serving(bootstrap: str, path: fluss.TablePath, keys: list[int]) -> No
             except fluss.FlussError:
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"the bucket did not serve lookups within {RECOVERY_TIMEOUT_S}s") from None
-                await asyncio.sleep(0.02)
+                await asyncio.sleep(PROBE_INTERVAL_S)
     finally:
         if conn is not None:
             await conn.aclose()
@@ -122,27 +167,13 @@ def _kv_dirs(cluster: LocalCluster) -> list[Path]:
     return [p for p in data.rglob("kv") if p.is_dir()]
 
 
-def _open_report(log_text: str, since: int) -> tuple[str, int, float | None]:
-    """(path taken, changelog records replayed, seconds from "serving" to "KV state ready") for the open in
-    ``log_text[since:]``."""
-    part = log_text[since:]
-    source, replayed, ready_ts = "local RocksDB", -1, None
-    for m in _OPEN_RE.finditer(part):
-        if m.group(2):
-            source = "KV snapshot"
-        else:
-            replayed, ready_ts = int(m.group(4)), _ts(m.group(1))
-    started = _START_RE.search(part)
-    took = ready_ts - _ts(started.group(1)) if ready_ts and started else None
-    return source, replayed, took
-
-
 async def _rounds(cluster: LocalCluster, path: fluss.TablePath, rows: int, rounds: int, key: str,
                   drop_local: bool) -> Measurement:
     m = Measurement("fluss", key, "s", better="lower")
     probe = sorted({0, rows - 1, *range(0, rows, max(1, rows // PROBE_KEYS))})
     log_path = cluster.dir / "logs" / f"tablet-server-{SERVER}.log"
-    seconds, opens, sources, replays = [], [], set(), []
+    seconds, sources, replays, cpus = [], set(), [], []
+    stages: dict[str, list[float]] = {}
     peaks: dict[str, float] = {}
     for r in range(rounds + 1):  # round 0 warms up (page cache, the coordinator's first failover)
         cluster.kill_tablet_server(SERVER)
@@ -151,28 +182,32 @@ async def _rounds(cluster: LocalCluster, path: fluss.TablePath, rows: int, round
             for d in _kv_dirs(cluster):
                 shutil.rmtree(d)
         since = log_path.stat().st_size if log_path.exists() else 0
-        t0 = time.perf_counter()
+        spawned, t0 = time.time(), time.perf_counter()
         cluster.start_tablet_server(SERVER, wait=False)
         pid = cluster.tablet_server_pid(SERVER)
         with PeakRss({"tablet-server-0": pid}) as rss:
             await _serving(cluster.bootstrap_servers, path, probe)
         dt = time.perf_counter() - t0
-        source, replayed, took = _open_report(log_path.read_text(), since)
+        report = _open_report(log_path.read_text(), since, spawned)
+        source = report["source"]
         if drop_local and source == "local RocksDB":
             source = "an empty store"  # no local state was left and no snapshot was restored
         if r:
             m.rounds.append(dt * 1e6 / rows)
             seconds.append(dt)
             sources.add(source)
-            replays.append(replayed)
-            if took is not None:
-                opens.append(took)
+            replays.append(report["replayed"])
+            if report["start_cpu"] is not None:
+                cpus.append(report["start_cpu"])
+            for stage, at in report["stages"].items():
+                stages.setdefault(stage, []).append(at)
             peaks = {k: max(v, peaks.get(k, 0.0)) for k, v in rss.peaks_mb().items()}
     m.rss_peak_mb = peaks
-    open_s = f"{min(opens):.2f}-{max(opens):.2f}" if opens else "?"
+    timeline = ", ".join(f"{stage} {statistics.median(stages[stage]):.2f}" for stage in STAGES if stage in stages)
+    cpu = f" ({statistics.median(cpus):.2f} s of CPU at the start)" if cpus else ""
     m.note = (f"{rows} rows in 1 bucket; restart->serving {min(seconds):.2f}-{max(seconds):.2f}s; from "
               f"{' / '.join(sorted(sources))} + {min(replays)}-{max(replays)} changelog records replayed; "
-              f"KvReplica.open {open_s}s of it")
+              f"median s after the spawn: {timeline}{cpu}, served {statistics.median(seconds):.2f}")
     return m
 
 
@@ -210,17 +245,25 @@ def measure_raw(rows: int, rounds: int) -> Measurement:
     return m
 
 
-#: (cluster config, KV snapshots awaited after the fill, the variants run on that cluster: (key, drop local KV))
+#: (cluster config, KV snapshots awaited after the fill, the Profile field with its rows, the variants run on
+#: that cluster: (key, drop local KV)). The restart and the snapshot recovery run on 1M rows in both modes (goal: a
+#: restarted server serves a 1M-row bucket within 2 s); the changelog rebuild on ``recovery_rows``.
 CLUSTERS = (
-    (CONFIG, True, (("kv.recovery", False), ("kv.recovery.snapshot", True))),
-    (NO_SNAPSHOT_CONFIG, False, (("kv.recovery.replay", True),)),
+    (CONFIG, True, "restart_rows", (("kv.recovery", False), ("kv.recovery.snapshot", True))),
+    (NO_SNAPSHOT_CONFIG, False, "recovery_rows", (("kv.recovery.replay", True),)),
 )
 
 
+def _compile_bytecode() -> None:
+    """Writes the ``__pycache__`` of the ``fluss`` package, as a wheel's installation does (see the docstring)."""
+    compileall.compile_dir(str(Path(fluss.__path__[0])), quiet=1, workers=1)
+
+
 async def _run(profile: Profile) -> list[Measurement]:
-    rows = profile.recovery_rows
+    await asyncio.to_thread(_compile_bytecode)
     out: list[Measurement] = []
-    for config, snapshots, variants in CLUSTERS:
+    for config, snapshots, rows_field, variants in CLUSTERS:
+        rows = getattr(profile, rows_field)
         with LocalCluster(tablet_servers=1, server_config=config, zookeeper_session_timeout="2s") as cluster:
             t0 = time.monotonic()
             try:
@@ -242,4 +285,4 @@ async def _run(profile: Profile) -> list[Measurement]:
 
 def run(profile: Profile) -> list[Measurement]:
     """The raw limit, then the recovery variants (local, snapshot; changelog replay on a second cluster)."""
-    return [measure_raw(profile.recovery_rows, profile.rounds)] + asyncio.run(_run(profile))
+    return [measure_raw(profile.restart_rows, profile.rounds)] + asyncio.run(_run(profile))

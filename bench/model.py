@@ -29,7 +29,8 @@ class Profile:
     latency_round_s: float     # length of one latency round
     kv_rows: int               # rows for the rocksdict raw limits
     heavy_rounds: int          # counted rounds of the slow scenarios (KV recovery, tiering, Flink jobs)
-    recovery_rows: int         # rows in the primary-key bucket that is recovered
+    recovery_rows: int         # rows in the primary-key bucket rebuilt from its changelog (and moved by reassignment)
+    restart_rows: int          # rows in the primary-key bucket of the restart and snapshot-recovery scenarios
     kafka_rf3_records: int     # records per perf-tool run against the 3-broker Kafka cluster
     tiering_rows: int          # rows tiered per tiering round
     freshness_s: float         # length of the freshness window under a steady write load
@@ -38,10 +39,12 @@ class Profile:
 
 QUICK = Profile("quick", rounds=3, rows_per_round=250_000, peer_rows_per_round=30_000, kafka_records=300_000,
                 latency_rate=10_000, latency_round_s=3.0, kv_rows=200_000, heavy_rounds=2, recovery_rows=200_000,
-                kafka_rf3_records=75_000, tiering_rows=200_000, freshness_s=20.0, flink_rows=500_000)
+                restart_rows=1_000_000, kafka_rf3_records=75_000, tiering_rows=200_000, freshness_s=20.0,
+                flink_rows=500_000)
 FULL = Profile("full", rounds=5, rows_per_round=1_000_000, peer_rows_per_round=150_000, kafka_records=1_500_000,
                latency_rate=10_000, latency_round_s=10.0, kv_rows=1_000_000, heavy_rounds=3, recovery_rows=1_000_000,
-               kafka_rf3_records=500_000, tiering_rows=1_000_000, freshness_s=60.0, flink_rows=2_000_000)
+               restart_rows=1_000_000, kafka_rf3_records=500_000, tiering_rows=1_000_000, freshness_s=60.0,
+               flink_rows=2_000_000)
 
 
 @dataclass

@@ -88,19 +88,35 @@ def build_parser() -> argparse.ArgumentParser:
     tiering_cmd.add_parser(sub)
     add_gateway_parser(sub)
     add_dashboard_parser(sub)
-    for kind in ("coordinator", "tablet-server"):
+    _add_server_parsers(sub)
+    return parser
+
+
+SERVER_COMMANDS = ("coordinator", "tablet-server")
+
+
+def _add_server_parsers(sub) -> None:
+    for kind in SERVER_COMMANDS:
         p = sub.add_parser(kind, help=f"run a {kind} in the foreground", formatter_class=HelpFormatter)
         p.add_argument("--config", "-c", default=None, help="server.yaml with Fluss's server options")
         p.add_argument("-D", dest="define", action="append", default=None, metavar="KEY=VALUE",
                        help="a server option (repeatable; wins over --config)")
         p.set_defaults(run=_run_server)
+
+
+def _server_parser() -> argparse.ArgumentParser:
+    """Only the server commands: a server process does not import the client commands' modules (the tiering
+    job's PyFlink, the gateway, the dashboard), which would add a good part of a second to its start."""
+    parser = argparse.ArgumentParser(prog="fluss", description=__doc__, formatter_class=HelpFormatter)
+    _add_server_parsers(parser.add_subparsers(dest="command", required=True, metavar="COMMAND"))
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = _server_parser() if argv[:1] and argv[0] in SERVER_COMMANDS else build_parser()
     args = parser.parse_args(argv)
-    if args.command not in ("coordinator", "tablet-server"):
+    if args.command not in SERVER_COMMANDS:
         quiet_logging()
     run = getattr(args, "run", None) or args.handler  # the gateway's parser names it handler
     try:

@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Mapping
-
-import fsspec
+from typing import TYPE_CHECKING
 
 from fluss.errors import ErrorCode, FlussError
 
@@ -42,7 +41,10 @@ S3_PATH_STYLE_ACCESS_ALIAS = "s3.path-style-access"
 S3_KEYS = (S3_ENDPOINT, S3_REGION, S3_ACCESS_KEY, S3_SECRET_KEY, S3_SESSION_TOKEN, S3_PATH_STYLE_ACCESS,
            S3_PATH_STYLE_ACCESS_ALIAS)
 
-FileSystemFactory = Callable[[Mapping[str, str]], fsspec.AbstractFileSystem]
+if TYPE_CHECKING:  # fsspec is imported on first use: a server without remote storage never needs it
+    import fsspec
+
+FileSystemFactory = Callable[[Mapping[str, str]], "fsspec.AbstractFileSystem"]
 
 _lock = threading.Lock()
 _configured: dict[str, str] = {}
@@ -97,6 +99,8 @@ def s3_filesystem(options: Mapping[str, str]) -> fsspec.AbstractFileSystem:
 
 
 def _local_filesystem(options: Mapping[str, str]) -> fsspec.AbstractFileSystem:
+    import fsspec
+
     return fsspec.filesystem("file")
 
 
@@ -115,7 +119,12 @@ def filesystem(url: str, options: Mapping[str, str] | None = None) -> tuple[fssp
         fs = _cache.get(cache_key)
     if fs is None:
         factory = FACTORIES.get(scheme)
-        fs = factory(merged) if factory else fsspec.filesystem(scheme)
+        if factory is None:
+            import fsspec
+
+            fs = fsspec.filesystem(scheme)
+        else:
+            fs = factory(merged)
         with _lock:
             _cache[cache_key] = fs
     return fs, _path_in(fs, url)

@@ -37,13 +37,15 @@ import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import fsspec
+from typing import TYPE_CHECKING
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.fs import filesystem
 from fluss.server.kv.tablet import DB_DIR, KvTablet
 from fluss.types import RowSchema
+
+if TYPE_CHECKING:  # imported on first use by fluss.fs
+    import fsspec
 
 MANIFEST_DIR = "manifests"
 SHARED_DIR = "shared"

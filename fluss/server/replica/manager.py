@@ -27,6 +27,7 @@ from fluss.record.log_batch import HEADER_SIZE, iter_batches, project_batch, rea
 from fluss.record.log_format import ARROW
 from fluss.rpc.errors import error_info
 from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.server.kv.snapshot import SnapshotHandle
 from fluss.server.log.tablet import AppendInfo
 from fluss.server.metrics.tablet import TabletServerMetrics
 from fluss.server.replica.kv_replica import KvReplica
@@ -218,13 +219,23 @@ class ReplicaManager:
     async def _open_kv(self, replica: Replica, leader_epoch: int) -> None:
         """Recovers the KV state of a new leader. A failure is logged with its cause, answered to writers and
         readers (KV_STORAGE_EXCEPTION naming it) and retried in the background while this term lasts."""
-        self._loop = asyncio.get_running_loop()
+        loop = self._loop = asyncio.get_running_loop()
+        log.info("opening the KV state of %s (leader epoch %d)", replica.bucket, leader_epoch)
+        asked: list[SnapshotHandle | None] = []
+
+        def snapshot_of() -> SnapshotHandle | None:
+            """Asked by ``KvReplica.open`` only when the local state is missing or unusable: a restart on a
+            current local RocksDB neither waits for the coordinator nor lists the remote snapshots."""
+            if self.kv_snapshot_of is None:
+                return None
+            asked.append(asyncio.run_coroutine_threadsafe(self.kv_snapshot_of(replica.bucket), loop).result())
+            return asked[-1]
+
         try:
-            handle = await self.kv_snapshot_of(replica.bucket) if self.kv_snapshot_of else None
             kv = KvReplica(replica, self.kv_remote_dir(replica.bucket), self.kv_executor,
                            self._kv_flushed_threadsafe)
             kv.flush_listener = self.metrics.kv_flushed
-            await asyncio.to_thread(kv.open, lambda: handle)
+            await asyncio.to_thread(kv.open, snapshot_of)
         except Exception as e:  # noqa: BLE001 - reported below, never swallowed
             replica.kv_failure = e.message if isinstance(e, FlussError) else f"{type(e).__name__}"
             log.error("KV recovery of %s (leader epoch %d) failed; retrying in %.0fs", replica.bucket,
@@ -233,13 +244,28 @@ class ReplicaManager:
             raise FlussError(f"The KV state of {replica.name} could not be recovered: {replica.kv_failure}",
                              ErrorCode.KV_STORAGE_EXCEPTION) from None
         replica.kv_failure = None
-        if handle is not None:  # the primary-key bound of remote retention (docs/remote-log.md)
-            replica.kv_snapshot_offset = max(replica.kv_snapshot_offset, handle.log_offset)
+        if asked:
+            self._learn_kv_snapshot_offset(replica, asked[0])
+        elif self.kv_snapshot_of is not None:  # opened locally: learnt after, off the path to serving
+            task = loop.create_task(self._fetch_kv_snapshot_offset(replica))
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
         if replica.is_leader and replica.leader_epoch == leader_epoch:
             replica.kv = kv
             kv.request_flush(replica.log.high_watermark)
         else:
             close_kv_quietly(kv, replica.bucket)
+
+    @staticmethod
+    def _learn_kv_snapshot_offset(replica: Replica, handle: SnapshotHandle | None) -> None:
+        if handle is not None:  # the primary-key bound of remote retention (docs/remote-log.md)
+            replica.kv_snapshot_offset = max(replica.kv_snapshot_offset, handle.log_offset)
+
+    async def _fetch_kv_snapshot_offset(self, replica: Replica) -> None:
+        try:
+            self._learn_kv_snapshot_offset(replica, await self.kv_snapshot_of(replica.bucket))
+        except Exception as e:  # noqa: BLE001 - the bound stays conservative (-1 keeps the remote log) until the next snapshot
+            log.info("the latest KV snapshot of %s is not known yet: %s", replica.bucket, e)
 
     def _retry_kv_recovery(self, replica: Replica, leader_epoch: int) -> None:
         if replica.bucket in self._kv_retries and not self._kv_retries[replica.bucket].done():

@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 from fluss import fs
@@ -95,6 +96,8 @@ class TabletServer:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self._stopped.set)
         install_dump_on_sigusr1(loop)
+        log.info("tablet server %d starting (pid %d, %.2f s of CPU since the process started)", self.server_id,
+                 os.getpid(), time.process_time())
         self.data_dir.mkdir(parents=True, exist_ok=True)
         await asyncio.to_thread(self.zk.start)
         await self.dynamic.load()  # the cluster's dynamic options, before any component reads its options

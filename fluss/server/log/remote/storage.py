@@ -12,14 +12,16 @@ import uuid
 from collections.abc import Callable
 from concurrent.futures import Executor
 from pathlib import Path
-
-import fsspec
+from typing import TYPE_CHECKING
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.fs import filesystem
 from fluss.fs import remote_log_layout as layout
 from fluss.server.log.remote.manifest import RemoteLogManifest
 from fluss.server.log.tablet import SealedSegment
+
+if TYPE_CHECKING:  # imported on first use by fluss.fs
+    import fsspec
 
 
 def _upload_file(fs: fsspec.AbstractFileSystem, local: Path, remote: str) -> None:
