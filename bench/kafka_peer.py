@@ -3,9 +3,14 @@
 The jars come from Maven Central (``peers/kafka-pom.xml`` → ``bench/.peers/kafka/lib``); figures are measured with
 Kafka's own Java tools, i.e. the peer at its best:
 - ``log.append``: ``org.apache.kafka.tools.ProducerPerformance``, records of 42 bytes (the rows' value bytes),
-  ``acks=all``, ``compression.type=zstd``, ``linger.ms=5``, ``batch.size=1MiB``; one JVM run per round. rows/s.
-- ``log.scan.full``: ``ConsumerPerformance`` over the whole topic, its ``fetch.nMsg.sec`` (fetch time only, without
-  the consumer-group join). Kafka has no column projection, so the projected scan is compared with this one.
+  ``acks=all``, ``compression.type=zstd``, ``linger.ms=5``, ``batch.size=1MiB``; one JVM run per round, at its
+  **steady state**: the tool prints its rate every 5 s, and the figure is the rate of the windows after the first
+  (the first holds the JVM's start, class loading, JIT and the first metadata round trips). A run of
+  ``kafka_records`` records (not counted) estimates the rate; each counted run then gets enough records for
+  ``STEADY_RUN_S`` seconds (at least two windows after the first). rows/s; the note gives the whole-run rate too.
+- ``log.scan.full``: ``ConsumerPerformance`` over the topic (at most ``SCAN_RECORDS_FACTOR`` x ``kafka_records``
+  records), its ``fetch.nMsg.sec`` (fetch time only, without the consumer-group join). Kafka has no column
+  projection, so the projected scan is compared with this one.
 - ``log.latency.p50/p99``: ``EndToEndLatency``: one message in flight at a time (send, wait until consumed, next),
   not a 10k rows/s stream; printed with that caveat.
 The same broker is then driven from Python with confluent-kafka (``bench.kafka_python``, system ``kafka-python``):
@@ -36,6 +41,10 @@ PARTITIONS = 3
 TOOL_TIMEOUT_S = 180.0
 START_TIMEOUT_S = 60.0
 LATENCY_MESSAGES = {"quick": 500, "full": 2000}
+STEADY_RUN_S = {"quick": 16.0, "full": 26.0}  # a counted producer run: 3 (5) windows of 5 s, the first not counted
+SCAN_RECORDS_FACTOR = 10
+_WINDOW = re.compile(r"^(\d+) records sent, ([\d.]+) records/sec \([\d.]+ MB/sec\), [\d.]+ ms avg latency, "
+                     r"[\d.]+ ms max latency\.$", re.M)
 PRODUCER_PROPS = ["acks=all", "compression.type=zstd", "linger.ms=5", "batch.size=1048576"]
 KEYS = [("log.append", "rows/s"), ("log.append.mb", "MB/s"), ("log.scan.full", "rows/s"),
         ("log.latency.p50", "ms"), ("log.latency.p99", "ms")]
@@ -137,15 +146,35 @@ def _tool(cmd: list[str], rss: PeakRss, name: str) -> str:
     return text
 
 
-def _produce(broker: KafkaBroker, records: int, rss: PeakRss) -> float:
+def _produce(broker: KafkaBroker, records: int, rss: PeakRss) -> tuple[float, float | None]:
+    """One ProducerPerformance run: (the whole run's records/s, the steady rate of its 5-s windows after the first,
+    or None when the run printed fewer than two windows)."""
     text = _tool(_java("org.apache.kafka.tools.ProducerPerformance", "--topic", "bench",
                        "--num-records", str(records), "--record-size", str(LOGICAL_ROW_BYTES),
                        "--throughput", "-1", "--producer-props", f"bootstrap.servers={broker.bootstrap}",
                        *PRODUCER_PROPS), rss, "kafka-producer-perf")
-    found = re.findall(rf"^{records} records sent, ([\d.]+) records/sec", text, re.M)
+    found = re.findall(rf"^{records} records sent, ([\d.]+) records/sec .*50th", text, re.M)
     if not found:
         raise RuntimeError(f"unexpected ProducerPerformance output: {text[-300:]}")
-    return float(found[-1])
+    windows = [(int(n), float(rate)) for n, rate in _WINDOW.findall(text)][1:]  # the first one warms the JVM up
+    steady = sum(n for n, _ in windows) / sum(n / rate for n, rate in windows) if windows else None
+    return float(found[-1]), steady
+
+
+def steady_append(m: Measurement, target, first_records: int, rounds: int, run_s: float, rss: PeakRss) -> int:
+    """Appends ``rounds`` steady-state rates to ``m.rounds`` (see the module docstring): a first run of
+    ``first_records`` (not counted) estimates the rate, each counted run gets records for ``run_s`` seconds.
+    ``target`` has ``bootstrap``. Returns the records written in all."""
+    estimate, _ = _produce(target, first_records, rss)
+    per_run = max(first_records, int(estimate * run_s))
+    whole: list[float] = []
+    for _ in range(rounds):
+        rate, steady = _produce(target, per_run, rss)
+        whole.append(rate)
+        m.rounds.append(rate if steady is None else steady)  # None: faster than planned, under two windows
+    m.note += (f"; {per_run} records per run, whole-run rate {min(whole) / 1e3:.0f}k-{max(whole) / 1e3:.0f}k "
+               f"records/s (first run of {first_records}: {estimate / 1e3:.0f}k)")
+    return first_records + rounds * per_run
 
 
 def _consume(broker: KafkaBroker, messages: int, rss: PeakRss) -> float:
@@ -177,24 +206,22 @@ def _measure(broker: KafkaBroker, profile: Profile) -> list[Measurement]:
     n = profile.kafka_records
     mb_per_row = arrow_bytes_per_row(make_batch(1000)) / 1e6
     produce = Measurement("kafka-java", "log.append", "rows/s",
-                          note="ProducerPerformance, " + ", ".join(PRODUCER_PROPS))
+                          note="ProducerPerformance, " + ", ".join(PRODUCER_PROPS) + "; steady state (5-s windows "
+                               "after the first)")
     scan = Measurement("kafka-java", "log.scan.full", "rows/s", note="ConsumerPerformance fetch.nMsg.sec")
     p50 = Measurement("kafka-java", "log.latency.p50", "ms", better="lower",
                       note="EndToEndLatency: one message in flight, not a steady 10k rows/s")
     p99 = Measurement("kafka-java", "log.latency.p99", "ms", better="lower", note=p50.note)
     pids = {"kafka-broker": broker.pid}
     with PeakRss(pids) as rss:
-        for r in range(profile.rounds + 1):
-            rate = _produce(broker, n, rss)
-            if r:
-                produce.rounds.append(rate)
+        total = steady_append(produce, broker, n, profile.rounds, STEADY_RUN_S.get(profile.name, 16.0), rss)
     produce.rss_peak_mb = rss.peaks_mb()
-    total = n * (profile.rounds + 1)
+    scan_records = min(total, SCAN_RECORDS_FACTOR * n)
     with PeakRss(pids) as rss:
         for _ in range(profile.rounds):  # the producer runs warmed the broker: no warm-up round
-            scan.rounds.append(_consume(broker, total, rss))
+            scan.rounds.append(_consume(broker, scan_records, rss))
     scan.rss_peak_mb = rss.peaks_mb()
-    scan.note += f", {total} records per scan"
+    scan.note += f", {scan_records} records per scan"
     with PeakRss(pids) as rss:
         for _ in range(profile.rounds):
             a, b = _latency(broker, LATENCY_MESSAGES.get(profile.name, 500), rss)

@@ -4,7 +4,7 @@ Three KRaft nodes, each broker + controller in one JVM (``controller.quorum.vote
 loopback ports with their own log directories, formatted with one cluster id. The topic has 3 partitions,
 replication factor 3 and ``min.insync.replicas=2``; Kafka's ``ProducerPerformance`` writes 42-byte records with
 the same producer settings as the single-node figure (``acks=all``, zstd, ``linger.ms=5``, 1 MiB batches), one
-JVM run per round after a warm-up run. With ``acks=all`` the leader answers once every in-sync follower has the
+JVM run per round after a warm-up run, measured at its steady state as there (``kafka_peer.steady_append``). With ``acks=all`` the leader answers once every in-sync follower has the
 batch, like this project's RF=3 ``acks=all``. Every broker is stopped afterwards by the PID started here.
 """
 
@@ -21,7 +21,15 @@ import uuid
 from pathlib import Path
 
 from bench.data import arrow_bytes_per_row, make_batch
-from bench.kafka_peer import PARTITIONS, PRODUCER_PROPS, START_TIMEOUT_S, TOOL_TIMEOUT_S, _java, _produce
+from bench.kafka_peer import (
+    PARTITIONS,
+    PRODUCER_PROPS,
+    START_TIMEOUT_S,
+    STEADY_RUN_S,
+    TOOL_TIMEOUT_S,
+    _java,
+    steady_append,
+)
 from bench.model import FAILED, NOT_RUN, Measurement, Profile, unavailable
 from bench.monitor import PeakRss
 from bench.setup import ensure_kafka
@@ -142,17 +150,14 @@ def run(profile: Profile) -> list[Measurement]:
         return unavailable(SYSTEM, KEYS, NOT_RUN, err)
     n = profile.kafka_rf3_records
     m = Measurement(SYSTEM, "log.append.rf3", "rows/s",
-                    note=f"3 KRaft brokers, topic RF=3 {TOPIC_CONFIG}; ProducerPerformance {n} records per run, "
-                         + ", ".join(PRODUCER_PROPS))
+                    note=f"3 KRaft brokers, topic RF=3 {TOPIC_CONFIG}; ProducerPerformance, "
+                         + ", ".join(PRODUCER_PROPS) + "; steady state (5-s windows after the first)")
     try:
         with KafkaCluster() as cluster:
             cluster.create_topic("bench")
             print(f"  kafka 3 nodes up: {time.monotonic() - t0:.1f}s", flush=True)
-            with PeakRss(cluster.pids()) as rss:
-                for r in range(profile.heavy_rounds + 1):  # round 0 warms up (leaders, JIT, segments)
-                    rate = _produce(cluster, n, rss)
-                    if r:
-                        m.rounds.append(rate)
+            with PeakRss(cluster.pids()) as rss:  # a first run warms up (leaders, JIT, segments)
+                steady_append(m, cluster, n, profile.heavy_rounds, STEADY_RUN_S.get(profile.name, 16.0), rss)
             m.rss_peak_mb = rss.peaks_mb()
     except Exception as e:  # the peer failing must not stop the suite
         return unavailable(SYSTEM, KEYS, FAILED, f"{type(e).__name__}: {e}")
