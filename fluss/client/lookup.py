@@ -22,8 +22,10 @@ How a lookup travels (every step works on a whole batch of keys, never a hop or 
    passed since the first of them arrived (so a lone key is never held back, and keys arriving while a
    request is out are batched). A send is one Lookup (PrefixLookup) request per bucket leader, with the
    keys grouped per bucket (at most ``lookup.max-batch-size`` keys per bucket entry).
-4. Each response's rows are decoded column-wise into dicts and its futures resolved with one
-   ``call_soon_threadsafe`` per caller loop.
+4. Each response's rows are decoded into dicts and its futures resolved with one ``call_soon_threadsafe`` per
+   caller loop. A tablet server answers up to 16 rows of one schema id with the stored KV values (a row-format
+   batch); those are read field by field (``fluss.record.row_scalar``: a lone lookup touches no Arrow at all),
+   larger answers come as Arrow and are converted column-wise.
 
 Per-bucket errors are handled by the client's retry policy (``fluss.client.retry``): a leader that moved or a
 server that restarted refreshes the metadata and sends the keys again, until ``request-timeout`` has passed since
@@ -637,7 +639,10 @@ class LookupSender:
                     ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)))
             else:
                 by_leader[addr].append(p)
-        results = await asyncio.gather(*(self._send(addr, ps) for addr, ps in by_leader.items()))
+        if len(by_leader) == 1:  # one leader (every lone lookup): no task to gather
+            results = [await self._send(*next(iter(by_leader.items())))]
+        else:
+            results = await asyncio.gather(*(self._send(addr, ps) for addr, ps in by_leader.items()))
         for failed in results:
             retry.extend(failed)
         return retry
