@@ -6,7 +6,9 @@ run the same tree), fills a 3-bucket primary-key table with the ``bench`` rows (
 round per line it reads. The parent alternates the rounds between the two children (order flipped every round), so
 both see the same neighbours. A round is what ``bench/fluss_kv.py`` measures: batched lookups (``asyncio.gather``
 of 1,000 keys at a time, client defaults) and single lookups one at a time (``lookup.batch-timeout`` 1 ms), with
-the CPU time per lookup of the client process and of the tablet servers. The parent prints the medians and ratios.
+the CPU time per lookup of the client process and of the tablet servers. With ``--redis`` each round also runs
+the Redis peer of ``bench/redis_peer.py`` over the same rows (pipelined ``HGETALL`` 1,000 at a time, one ``HGETALL``
+at a time), so the goal's comparison is made in the same run. The parent prints the medians and ratios.
 """
 
 from __future__ import annotations
@@ -114,6 +116,49 @@ def _read(proc: subprocess.Popen) -> dict:
     return json.loads(line)
 
 
+class _Redis:
+    """The Redis peer: ``bench.redis_peer.RedisServer`` holding the same rows as hashes, one round at a time."""
+
+    def __init__(self, batched_keys: int, single_keys: int) -> None:
+        import redis
+
+        from bench.data import make_batch
+        from bench.redis_peer import RedisServer
+
+        self.server = RedisServer().__enter__()
+        self.client = redis.Redis(port=self.server.port)
+        self.batched_keys, self.single_keys = batched_keys, single_keys
+        self.rng = np.random.default_rng(3)
+        pipe = self.client.pipeline(transaction=False)
+        for start in range(0, KEYS, 10_000):
+            for row in make_batch(10_000, seed=start, start_seq=start).to_pylist():
+                pipe.hset(f"kv:{row['seq']}", mapping=row)
+            pipe.execute()
+
+    def round(self) -> dict:
+        sample = self.rng.integers(0, KEYS, self.batched_keys).tolist()
+        t0 = time.perf_counter()
+        found = 0
+        for lo in range(0, len(sample), CONCURRENCY):
+            pipe = self.client.pipeline(transaction=False)
+            for k in sample[lo:lo + CONCURRENCY]:
+                pipe.hgetall(f"kv:{k}")
+            found += sum(bool(v) for v in pipe.execute())
+        rate = len(sample) / (time.perf_counter() - t0)
+        if found != len(sample):
+            raise RuntimeError(f"HGETALL found {found} of {len(sample)} keys")
+        lat = np.empty(self.single_keys)
+        for i, k in enumerate(self.rng.integers(0, KEYS, self.single_keys).tolist()):
+            t0 = time.perf_counter()
+            self.client.hgetall(f"kv:{k}")
+            lat[i] = (time.perf_counter() - t0) * 1000
+        return {"batched": rate, "p50": float(np.percentile(lat, 50)), "p99": float(np.percentile(lat, 99))}
+
+    def close(self) -> None:
+        self.client.close()
+        self.server.__exit__(None, None, None)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m reliability.lookup_ab", description=__doc__)
     parser.add_argument("--a", type=Path, help="source tree of variant A (e.g. main)")
@@ -121,6 +166,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--batched", type=int, default=5_000, help="keys per batched round")
     parser.add_argument("--single", type=int, default=300, help="single lookups per round")
+    parser.add_argument("--redis", action="store_true", help="also a Redis round per round (bench/redis_peer.py)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -131,6 +177,8 @@ def main() -> None:
     trees = {"A": args.a.resolve(), "B": args.b.resolve()}
     procs = {k: _spawn(t, args.batched, args.single) for k, t in trees.items()}
     results: dict[str, list[dict]] = {"A": [], "B": []}
+    peer = _Redis(args.batched, args.single) if args.redis else None
+    redis_rounds: list[dict] = []
     try:
         for k, p in procs.items():
             ready = _read(p)
@@ -142,7 +190,13 @@ def main() -> None:
                 got = _read(procs[k])
                 if r:  # the first round warms up
                     results[k].append(got)
+            if peer is not None:
+                got = peer.round()
+                if r:
+                    redis_rounds.append(got)
     finally:
+        if peer is not None:
+            peer.close()
         for p in procs.values():
             if p.poll() is None:
                 p.stdin.close()
@@ -164,6 +218,12 @@ def main() -> None:
         print(f"  {name:30s} A {a:10.3f}  B {b:10.3f}  B/A {b / a:6.3f}   "
               f"(A {min(map(get, results['A'])):.3f}-{max(map(get, results['A'])):.3f}, "
               f"B {min(map(get, results['B'])):.3f}-{max(map(get, results['B'])):.3f})")
+
+    if redis_rounds:
+        print("  redis (same rounds): " + ", ".join(
+            f"{name} {statistics.median(x[key] for x in redis_rounds):.3f} "
+            f"({min(x[key] for x in redis_rounds):.3f}-{max(x[key] for x in redis_rounds):.3f})"
+            for name, key in (("single p50 ms", "p50"), ("single p99 ms", "p99"), ("batched rows/s", "batched"))))
 
 
 if __name__ == "__main__":
