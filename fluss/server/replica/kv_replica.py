@@ -244,14 +244,6 @@ class KvReplica:
 
     # ------------------------------------------------------------ reads
 
-    def lookup(self, keys: list[bytes]) -> tuple[list[bool], pa.RecordBatch]:
-        found, values = self._point_values(keys)
-        return found, decode_evolved(values, self._kv().history, self._kv().codec)
-
-    def prefix_lookup(self, prefixes: list[bytes]) -> tuple[list[int], pa.RecordBatch]:
-        counts, values = self._prefix_values(prefixes)
-        return counts, decode_evolved(values, self._kv().history, self._kv().codec)
-
     def _point_values(self, keys: list[bytes]) -> tuple[list[bool], list[bytes]]:
         values = self._kv().lookup(keys)
         if None not in values:
