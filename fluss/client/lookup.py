@@ -22,8 +22,10 @@ How a lookup travels (every step works on a whole batch of keys, never a hop or 
    passed since the first of them arrived (so a lone key is never held back, and keys arriving while a
    request is out are batched). A send is one Lookup (PrefixLookup) request per bucket leader, with the
    keys grouped per bucket (at most ``lookup.max-batch-size`` keys per bucket entry).
-4. Each response's rows are decoded column-wise into dicts and its futures resolved with one
-   ``call_soon_threadsafe`` per caller loop.
+4. Each response's rows are decoded into dicts and its futures resolved with one ``call_soon_threadsafe`` per
+   caller loop. A tablet server answers up to 16 rows of one schema id with the stored KV values (a row-format
+   batch); those are read field by field (``fluss.record.row_scalar``: a lone lookup touches no Arrow at all),
+   larger answers come as Arrow and are converted column-wise.
 
 Per-bucket errors are handled by the client's retry policy (``fluss.client.retry``): a leader that moved or a
 server that restarted refreshes the metadata and sends the keys again, until ``request-timeout`` has passed since
@@ -56,6 +58,7 @@ from fluss.key.encoding import encode_key, encode_key_buffers, encode_keys
 from fluss.key.partition import partition_names_of
 from fluss.metadata import TableBucket, TableInfo
 from fluss.record.log_batch import LogBatch
+from fluss.record.row_scalar import SCALAR_ROWS_MAX, body_rows, row_decoder
 from fluss.row_convert import _column_to_python, rows_to_batch
 from fluss.rpc.errors import to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -533,6 +536,7 @@ class LookupSender:
         metrics = self.client.metrics  # client.metrics.enabled: counted per request
         self.metrics = metrics.lookuper(table.table_path) if metrics is not None else None
         self._make_row = _dict_maker(self.arrow_schema.names)
+        self._scalar_decoders: dict[tuple[int, str], Callable | None] = {}  # by (schema id, body format)
         self._pending: list[_Part] = []
         self._pending_keys = 0
         self._timer: asyncio.TimerHandle | None = None
@@ -635,7 +639,10 @@ class LookupSender:
                     ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)))
             else:
                 by_leader[addr].append(p)
-        results = await asyncio.gather(*(self._send(addr, ps) for addr, ps in by_leader.items()))
+        if len(by_leader) == 1:  # one leader (every lone lookup): no task to gather
+            results = [await self._send(*next(iter(by_leader.items())))]
+        else:
+            results = await asyncio.gather(*(self._send(addr, ps) for addr, ps in by_leader.items()))
         for failed in results:
             retry.extend(failed)
         return retry
@@ -753,8 +760,43 @@ class LookupSender:
     def _rows(self, data: list[bytes]) -> list[dict]:
         if not data:
             return []
-        batches = [self.reader.read_rows(LogBatch(d)) for d in data]
+        parsed = [LogBatch(d) for d in data]
+        if sum(b.record_count for b in parsed) <= SCALAR_ROWS_MAX:
+            rows = self._scalar_rows(parsed)
+            if rows is not None:
+                return rows
+        batches = [self.reader.read_rows(b) for b in parsed]
         return _to_dicts(batches[0] if len(batches) == 1 else pa.Table.from_batches(batches), self._make_row)
+
+    def _scalar_rows(self, batches: list[LogBatch]) -> list[dict] | None:
+        """The rows of a few row-format batches (the stored values a tablet server answers small lookups with)
+        read field by field (``fluss.record.row_scalar``); None when a batch is Arrow or has a column type the
+        per-field decoder does not handle (the caller decodes through Arrow)."""
+        out: list[dict] = []
+        make_row = self._make_row
+        for b in batches:
+            key = (b.schema_id, b.body_format)
+            decode = self._scalar_decoders.get(key, False)
+            if decode is False:
+                decode = self._scalar_decoders[key] = self._scalar_decoder(*key)
+            if decode is None:
+                return None
+            out.extend(make_row(*decode(row)) for row in body_rows(b.body(), b.record_count))
+        return out
+
+    def _scalar_decoder(self, schema_id: int, fmt: str) -> Callable[[memoryview], list] | None:
+        """Reads one stored row of ``schema_id`` as this lookuper's columns (those added after the row was
+        written are None, those added after the lookuper was created dropped)."""
+        history, columns = self.reader.history, self.reader.columns
+        if fmt == "ARROW" or self.reader.projection is not None or not history.knows(schema_id):
+            return None
+        held = history.column_count(schema_id)
+        decode = row_decoder(pa.schema([history.schema.field(c) for c in range(held)]), fmt)
+        if decode is None:
+            return None
+        if columns == list(range(held)):
+            return decode
+        return lambda row: (lambda values: [values[c] if c < held else None for c in columns])(decode(row))
 
     async def _partition_ids(self, names: set[str]) -> dict[str, int]:
         path = self.table.table_path

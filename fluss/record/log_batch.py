@@ -278,6 +278,11 @@ class LogBatch:
         """The Arrow IPC encapsulated record-batch message (zero-copy)."""
         return self.raw[self._ipc_position:]
 
+    def body(self) -> memoryview:
+        """The body after the change-type vector (zero-copy): the IPC message of an ARROW batch, the row lengths
+        and rows of an INDEXED or COMPACTED one."""
+        return self.raw[self._ipc_position:]
+
     def to_arrow(self, schema: pa.Schema) -> pa.RecordBatch:
         """Decode the body with ``schema`` (zero-copy for uncompressed ARROW batches; row formats are decoded
         column-wise)."""
@@ -434,6 +439,20 @@ def _serialize_rows(batch: pa.RecordBatch, fmt: str, schema_id: int) -> bytes:
     lengths = np.diff(offsets).astype("<u4")
     size = 4 * len(lengths) + len(blob)
     return b"".join([lengths.tobytes(), blob.tobytes(), b"\0" * (_pad8(size) - size)])
+
+
+def build_row_batch(rows: list[bytes], fmt: str, schema_id: int) -> bytes:
+    """One append-only log batch whose body is ``rows``, already encoded in the row format ``fmt`` (INDEXED or
+    COMPACTED) with ``schema_id``: stored KV values sent back as they are, with no decode or encode."""
+    body_format = BODY_FORMATS.get(fmt)
+    if not body_format:
+        raise FlussError(f"{fmt!r} is not a row format (INDEXED or COMPACTED)", ErrorCode.CLIENT_ERROR)
+    n = len(rows)
+    size = 4 * n + sum(map(len, rows))
+    body = b"".join([struct.pack(f"<{n}I", *map(len, rows)), *rows, b"\0" * (_pad8(size) - size)])
+    return _assemble(body, None, attributes=(body_format << BODY_FORMAT_SHIFT) | APPEND_ONLY_FLAG, base_offset=0,
+                     record_count=n, commit_timestamp=0, writer_id=NO_WRITER_ID, leader_epoch=0,
+                     schema_id=schema_id, batch_sequence=NO_BATCH_SEQUENCE)
 
 
 def build_batch(

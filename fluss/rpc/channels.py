@@ -71,6 +71,8 @@ class ChannelPool:
     def __init__(self, factory: ChannelFactory | None = None) -> None:
         self.factory = factory or ChannelFactory()
         self._channels: dict[str, grpc.aio.Channel] = {}
+        # a stub builds a callable per method of its service: one per channel, not one per call
+        self._tablet_stubs: dict[str, rpc.TabletServiceStub] = {}
 
     def channel(self, address: str) -> grpc.aio.Channel:
         ch = self._channels.get(address)
@@ -86,7 +88,10 @@ class ChannelPool:
         return rpc.CoordinatorServiceStub(self.channel(address))
 
     def tablet(self, address: str) -> rpc.TabletServiceStub:
-        return rpc.TabletServiceStub(self.channel(address))
+        stub = self._tablet_stubs.get(address)
+        if stub is None or address not in self._channels:
+            stub = self._tablet_stubs[address] = rpc.TabletServiceStub(self.channel(address))
+        return stub
 
     async def wait_ready(self, address: str, timeout_s: float | None = None) -> None:
         """Waits until the channel to ``address`` is connected; NETWORK_EXCEPTION after the connect timeout."""
@@ -97,11 +102,13 @@ class ChannelPool:
             raise FlussError(f"Cannot connect to {address} within {timeout:g}s", ErrorCode.NETWORK_EXCEPTION) from None
 
     async def drop(self, address: str) -> None:
+        self._tablet_stubs.pop(address, None)
         ch = self._channels.pop(address, None)
         if ch is not None:
             await ch.close()
 
     async def close(self) -> None:
         channels, self._channels = list(self._channels.values()), {}
+        self._tablet_stubs.clear()
         for ch in channels:
             await ch.close()

@@ -12,8 +12,10 @@ Each listener gets its own ``grpc.aio.Server`` with the same services and option
 its own interceptor chain: :class:`~fluss.rpc.interceptors.ErrorDoor` first, then the interceptors added with
 ``add_interceptor`` in order, then request metrics and request logging (``fluss.rpc.interceptors``). An
 interceptor is made by a factory from the :class:`~fluss.rpc.listeners.Listener`, so a listener's security
-protocol, for example, decides what its chain does. Port 0 binds a free port; ``RpcServer.ports`` tells which.
-``use_tls(name, credentials)`` serves one listener over TLS (gRPC server credentials) instead of plaintext.
+protocol, for example, decides what its chain does. Consecutive
+:class:`~fluss.rpc.interceptors.UnaryInterceptor` are applied as one ``InterceptorChain`` (gRPC awaits each
+interceptor on every request; a chain is that await once). Port 0 binds a free port; ``RpcServer.ports`` tells
+which. ``use_tls(name, credentials)`` serves one listener over TLS (gRPC server credentials) instead of plaintext.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import grpc
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.rpc.channels import MAX_MESSAGE_BYTES
-from fluss.rpc.interceptors import ErrorDoor, RequestLogging, RequestMetrics, RequestStats
+from fluss.rpc.interceptors import ErrorDoor, RequestLogging, RequestMetrics, RequestStats, chained
 from fluss.rpc.listeners import Listener
 
 #: Server options of every listener.
@@ -110,7 +112,7 @@ class RpcServerBuilder:
         for listener in self._listeners:
             chain = [ErrorDoor(listener), *(f(listener) for f in self._interceptors), RequestMetrics(self._stats),
                      RequestLogging(listener)]
-            server = grpc.aio.server(interceptors=chain, options=self._options)
+            server = grpc.aio.server(interceptors=chained(chain), options=self._options)
             for add_to_server, servicer in self._services:
                 add_to_server(servicer, server)
             try:

@@ -12,7 +12,7 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.rpc.channels import ChannelFactory, ChannelPool
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
-from fluss.rpc.interceptors import UnaryInterceptor, _call, current_request
+from fluss.rpc.interceptors import InterceptorChain, UnaryInterceptor, _call, chained, current_request
 from fluss.rpc.listeners import Listener, parse_listeners
 from fluss.rpc.server import RpcServerBuilder
 
@@ -88,6 +88,50 @@ async def test_every_listener_serves_with_its_own_interceptor_chain(server):
     assert admin.seen_requests == ["ListDatabases@CLIENT", "ListDatabases@INTERNAL"]
     stats = built.stats.snapshot()["ListDatabases"]
     assert stats.requests == 2 and stats.errors == 0 and stats.max_ms > 0 and sum(stats.histogram) == 2
+
+
+class _Passing(grpc.aio.ServerInterceptor):
+    """Not a UnaryInterceptor: whatever it does in ``intercept_service`` stays its own step of the chain."""
+
+    def __init__(self, seen: list[str]) -> None:
+        self.seen = seen
+
+    async def intercept_service(self, continuation, details):
+        self.seen.append("passing")
+        return await continuation(details)
+
+
+async def test_unary_interceptors_run_as_one_chain_outermost_first():
+    seen: list[str] = []
+    first, second, third = (_Tagging(Listener(name, "127.0.0.1", 0), seen) for name in ("first", "second", "third"))
+    passing = _Passing(seen)
+    merged = chained([first, second, passing, third])
+    assert [type(i) for i in merged] == [InterceptorChain, _Passing, _Tagging]
+    assert merged[0].interceptors == [first, second] and merged[2] is third
+    built = (RpcServerBuilder(parse_listeners("CLIENT://127.0.0.1:0", "bind.listeners"))
+             .add_service(rpc.add_AdminServiceServicer_to_server, _Admin())
+             .add_interceptor(lambda _listener: first).add_interceptor(lambda _listener: second)
+             .add_interceptor(lambda _listener: passing).add_interceptor(lambda _listener: third)
+             .build())
+    await built.start()
+    pool = ChannelPool(ChannelFactory(connect_timeout_s=5))
+    try:
+        address = built.listeners[0].address
+        await pool.wait_ready(address)
+        for _ in range(2):  # the second request takes the cached handlers
+            resp = await pool.admin(address).ListDatabases(pb.ListDatabasesRequest())
+            assert list(resp.database_names) == ["fluss"]
+        failed = await pool.admin(address).DropDatabase(pb.DropDatabaseRequest(database_name="nope"))
+        assert failed.error.code == ErrorCode.DATABASE_NOT_EXIST  # the error door is still the outermost step
+    finally:
+        await pool.close()
+        await built.stop(0)
+    calls = [s for s in seen if s != "passing"]
+    assert calls == [f"{n}:{api}" for api in ("ListDatabases", "ListDatabases", "DropDatabase")
+                     for n in ("first", "second", "third")]
+    assert seen.count("passing") >= 3
+    stats = built.stats.snapshot()
+    assert stats["ListDatabases"].requests == 2 and stats["DropDatabase"].errors == 1
 
 
 async def test_internal_errors_reach_the_client_as_unknown_server_error_with_a_request_id(server, caplog):

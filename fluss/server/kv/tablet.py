@@ -142,7 +142,8 @@ class KvTablet:
         self.engine = engine
         self.changelog_image = changelog_image_of(properties)
         #: The value layout of ``table.kv.format`` (COMPACTED or INDEXED): ``encode_rows`` / ``decode_rows``.
-        self.codec = row_codec_of(kv_format_of(properties))
+        self.format = kv_format_of(properties)  # COMPACTED or INDEXED
+        self.codec = row_codec_of(self.format)
         self.instance_id = instance_id
         self._db: Rdict | None = db
         self._arrow_schema = schema.to_arrow()

@@ -33,7 +33,7 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.nested_values import check_stored_nested
 from fluss.record.change_type import ChangeType
 from fluss.record.indexed_rows import decode_evolved
-from fluss.record.log_batch import build_batch, iter_batches
+from fluss.record.log_batch import build_batch, build_row_batch, iter_batches
 from fluss.server.kv.snapshot import (
     SnapshotHandle,
     create_snapshot,
@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 
 KV_DIR = "kv"
 REPLAY_CHUNK_BYTES = 8 << 20
+#: Lookup answers of at most this many rows (of one schema id) are sent as the stored values (``lookup_entries``).
+STORED_ROWS_MAX = 16
 
 
 class KvReplica:
@@ -242,34 +244,47 @@ class KvReplica:
 
     # ------------------------------------------------------------ reads
 
-    def lookup(self, keys: list[bytes]) -> tuple[list[bool], pa.RecordBatch]:
-        kv = self._kv()
-        values = kv.lookup(keys)
-        found = [v is not None for v in values]
-        rows = decode_evolved([v for v in values if v is not None] if None in values else values, kv.history, kv.codec)
-        return found, rows
+    def _point_values(self, keys: list[bytes]) -> tuple[list[bool], list[bytes]]:
+        values = self._kv().lookup(keys)
+        if None not in values:
+            return [True] * len(values), values
+        return [v is not None for v in values], [v for v in values if v is not None]
 
-    def prefix_lookup(self, prefixes: list[bytes]) -> tuple[list[int], pa.RecordBatch]:
+    def _prefix_values(self, prefixes: list[bytes]) -> tuple[list[int], list[bytes]]:
         kv = self._kv()
         counts, values = [], []
         for prefix in prefixes:
             matched = kv.prefix_lookup(prefix)
             counts.append(len(matched))
             values.extend(matched)
-        return counts, decode_evolved(values, kv.history, kv.codec)
+        return counts, values
 
     def lookup_entries(self, key_lists: list[list[bytes]], prefix: bool = False) -> list[tuple[list, bytes]]:
         """Several entries of one request for this bucket, with one multi-get (``prefix``: one scan per
-        prefix) and one row decode: per entry its found flags (``prefix``: match counts) and a log batch of
-        its rows (empty bytes when there are none)."""
+        prefix): per entry its found flags (``prefix``: match counts) and a log batch of its rows (empty bytes
+        when there are none).
+
+        Up to ``STORED_ROWS_MAX`` rows of one schema id are sent as stored: a batch in the table's KV row format
+        (its body is the values themselves), which saves decoding them to Arrow and encoding an Arrow batch;
+        every reader decodes row-format bodies of any schema id. More rows (or rows of several schema ids) are
+        decoded together into the latest schema and sent as Arrow batches, whose decode is the client's cheapest.
+        """
+        kv = self._kv()
         keys = key_lists[0] if len(key_lists) == 1 else [k for ks in key_lists for k in ks]
-        shape, rows = self.prefix_lookup(keys) if prefix else self.lookup(keys)
+        shape, values = self._prefix_values(keys) if prefix else self._point_values(keys)
+        schema_id = _common_schema_id(values) if len(values) <= STORED_ROWS_MAX else None
+        if schema_id is not None and kv.history.knows(schema_id):
+            fmt = kv.format
+            batch = lambda lo, hi: build_row_batch(values[lo:hi], fmt, schema_id)  # noqa: E731
+        else:
+            rows = decode_evolved(values, kv.history, kv.codec)
+            batch = lambda lo, hi: self.encode_rows(rows.slice(lo, hi - lo))  # noqa: E731
         out = []
         at = row = 0
         for ks in key_lists:
             mine = shape[at:at + len(ks)]
             n = sum(mine)
-            out.append((mine, self.encode_rows(rows.slice(row, n)) if n else b""))
+            out.append((mine, batch(row, row + n) if n else b""))
             at += len(ks)
             row += n
         return out
@@ -299,3 +314,13 @@ class KvReplica:
         self.last_snapshot_offset = handle.log_offset
         delete_old_snapshots(self.remote_dir, retain)
         return handle
+
+
+def _common_schema_id(values: list[bytes]) -> int | None:
+    """The schema id every value starts with, or None when they differ (or a value is too short to have one)."""
+    if not values:
+        return None
+    head = values[0][:2]
+    if len(head) < 2 or any(v[:2] != head for v in values):
+        return None
+    return int.from_bytes(head, "little", signed=True)
