@@ -25,7 +25,7 @@ from bench.data import SCHEMA, make_batch
 from bench.monitor import read_status_kb
 from bench.scale.curve import Curve, percentile
 from bench.scale.sizes import ScaleProfile
-from bench.scale.throughput import DATABASE, create_log_table
+from bench.scale.throughput import DATABASE, create_log_table, settle
 from fluss.errors import FlussError
 from fluss.metadata import TableBucket
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -99,7 +99,7 @@ async def _timed_create(conn: fluss.FlussConnection, path: fluss.TablePath, desc
     return returned, time.perf_counter() - t0
 
 
-async def create_curves(bootstrap: str, profile: ScaleProfile) -> list[Curve]:
+async def create_curves(bootstrap: str, profile: ScaleProfile, pids: list[int]) -> list[Curve]:
     by_buckets = Curve("create_buckets", "CREATE TABLE of N buckets (3 tablet servers, RF=1)", "buckets")
     by_partitions = Curve("create_partitions", "CREATE TABLE with N auto-partitions (1 bucket each, RF=1)",
                           "partitions")
@@ -111,6 +111,7 @@ async def create_curves(bootstrap: str, profile: ScaleProfile) -> list[Curve]:
             path = fluss.TablePath(DATABASE, f"create_{buckets}")
             desc = fluss.TableDescriptor(fluss.Schema(SCHEMA), bucket_count=buckets,
                                          properties={"table.replication.factor": "1"})
+            await settle(pids)  # the servers are done with the previous step (its DROP TABLE)
             returned, usable = await _timed_create(conn, path, desc, buckets)
             await admin.drop_table(path)
             by_buckets.x.append(buckets)
@@ -124,6 +125,7 @@ async def create_curves(bootstrap: str, profile: ScaleProfile) -> list[Curve]:
                 "table.replication.factor": "1", "table.auto-partition.enabled": "true",
                 "table.auto-partition.time-unit": "DAY", "table.auto-partition.num-precreate": str(partitions),
                 "table.auto-partition.num-retention": "1"})
+            await settle(pids)
             returned, usable = await _timed_create(conn, path, desc, 1, partitions)
             await admin.drop_table(path)
             by_partitions.x.append(partitions)

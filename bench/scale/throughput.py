@@ -39,6 +39,17 @@ def cpu_seconds(pid: int | None) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+async def settle(pids: list[int], busy_share: float = 0.1, timeout_s: float = 60.0) -> None:
+    """Waits until the processes ``pids`` together use less than ``busy_share`` of a core (over half a second), so
+    one step does not pay for the previous one's leftovers (e.g. tablet servers deleting dropped tables)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        before = sum(cpu_seconds(p) for p in pids)
+        await asyncio.sleep(0.5)
+        if sum(cpu_seconds(p) for p in pids) - before < 0.5 * busy_share:
+            return
+
+
 async def create_log_table(admin: fluss.FlussAdmin, name: str, buckets: int) -> fluss.TablePath:
     await admin.create_database(DATABASE, ignore_if_exists=True)
     path = fluss.TablePath(DATABASE, name)
@@ -70,6 +81,7 @@ async def buckets_curve(bootstrap: str, profile: ScaleProfile, tablet_pids: list
         admin = conn.get_admin()
         for buckets in profile.bucket_counts:
             path = await create_log_table(admin, f"buckets_{buckets}", buckets)
+            await settle(tablet_pids)
             table = await conn.get_table(path)
             writer = table.new_append().create_writer()
             rates, scans, cpus, written = [], [], [], 0
@@ -147,6 +159,7 @@ async def clients_curve(bootstrap: str, profile: ScaleProfile, tablet_pids: list
         admin = conn.get_admin()
         for count in profile.clients:
             path = await create_log_table(admin, f"clients_{count}", CLIENT_BUCKETS)
+            await settle(tablet_pids)
             name = f"{DATABASE}.{path.table_name}"
             cpu0 = sum(cpu_seconds(p) for p in tablet_pids)
             writers = await asyncio.to_thread(_start_clients, "writer", count, bootstrap, name, rows)
@@ -155,8 +168,9 @@ async def clients_curve(bootstrap: str, profile: ScaleProfile, tablet_pids: list
             span = max(r["t1"] for r in writers) - min(r["t0"] for r in writers)
             readers = await asyncio.to_thread(_start_clients, "reader", count, bootstrap, name, rows)
             read_total = sum(r["rows"] for r in readers)
-            if any(r["rows"] != total for r in readers):
-                raise RuntimeError(f"readers read {[r['rows'] for r in readers]} rows of {total}")
+            stored = total + sum(r["warmup_rows"] for r in writers)
+            if any(r["rows"] != stored for r in readers):
+                raise RuntimeError(f"readers read {[r['rows'] for r in readers]} rows of {stored}")
             read_span = max(r["t1"] for r in readers) - min(r["t0"] for r in readers)
             await admin.drop_table(path)
             curve.x.append(count)
