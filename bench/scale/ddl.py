@@ -25,7 +25,7 @@ from bench.data import SCHEMA, make_batch
 from bench.monitor import read_status_kb
 from bench.scale.curve import Curve, percentile
 from bench.scale.sizes import ScaleProfile
-from bench.scale.throughput import DATABASE, create_log_table, settle
+from bench.scale.throughput import DATABASE, cpu_seconds, create_log_table, settle
 from fluss.errors import FlussError
 from fluss.metadata import TableBucket
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -150,14 +150,18 @@ def slope(xs: list[float], ys: list[float]) -> float | None:
 
 
 async def _metadata_latencies(conn: fluss.FlussConnection, paths: list[fluss.TablePath], requests: int,
-                              all_tables: bool) -> list[float]:
+                              all_tables: bool, coordinator: int) -> tuple[list[float], float, float]:
+    """(ms of each request, coordinator CPU ms per request, client CPU ms per request): CPU per request is far
+    steadier than the latency on a shared machine."""
     out = []
+    server0, client0 = cpu_seconds(coordinator), time.process_time()
     for i in range(requests):
         wanted = paths if all_tables else [paths[i % len(paths)]]
         t0 = time.perf_counter()
         await conn.run(conn.cluster.update_metadata(wanted))
         out.append((time.perf_counter() - t0) * 1000)
-    return out
+    server_ms = (cpu_seconds(coordinator) - server0) * 1000 / requests
+    return out, server_ms, (time.process_time() - client0) * 1000 / requests
 
 
 async def metadata_curves(bootstrap: str, profile: ScaleProfile, pids: dict[str, int]) -> list[Curve]:
@@ -195,13 +199,15 @@ async def metadata_curves(bootstrap: str, profile: ScaleProfile, pids: dict[str,
                 await writer.flush()
                 await writer.aclose()
                 paths.append(path)
-            one = await _metadata_latencies(conn, paths, profile.metadata_requests, all_tables=False)
-            every = await _metadata_latencies(conn, paths, max(10, profile.metadata_requests // 4), all_tables=True)
+            one = await _metadata_latencies(conn, paths, profile.metadata_requests, False, pids["coordinator"])
+            every = await _metadata_latencies(conn, paths, max(10, profile.metadata_requests // 4), True,
+                                              pids["coordinator"])
             meta.x.append(tables)
-            for label, lat in (("one table", one), (f"all {tables} tables", every)):
-                kind = "one table" if label == "one table" else "all tables"
+            for kind, (lat, server_ms, client_ms) in (("one table", one), ("all tables", every)):
                 meta.series_of(f"{kind} p50", "ms").add([percentile(lat, 50)])
                 meta.series_of(f"{kind} p99", "ms").add([percentile(lat, 99)])
+                meta.series_of(f"{kind}: coordinator CPU per request", "CPU ms").add([server_ms])
+                meta.series_of(f"{kind}: client CPU per request", "CPU ms").add([client_ms])
             meta.series_of("create table (mean of the step)", "ms").add(
                 [sum(create_ms) / len(create_ms)] if create_ms else [])
             create_ms = []
