@@ -115,11 +115,9 @@ def main(argv: list[str] | None = None) -> int:
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=1))
     if args.images:
-        from bench.scale.plot import plot_curve
+        from bench.scale.plot import plot_all
 
-        for name, curve in doc["curves"].items():
-            if curve["status"] == "ok" and curve["x"]:
-                plot_curve(name, curve, Path(args.images), profile.name)
+        plot_all(doc, Path(args.images))
     print(summary(doc))
     print(f"results: {out}")
     return 0

@@ -1,7 +1,12 @@
-"""PNG figures of the scale curves (matplotlib, no display): one figure per curve, one panel per unit."""
+"""PNG figures of the scale curves (matplotlib, no display): one figure per curve, one panel per unit.
+
+``python -m bench.scale.plot [RESULTS_JSON [DIRECTORY]]`` draws them again from a results file.
+"""
 
 from __future__ import annotations
 
+import json
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -26,8 +31,7 @@ def plot_curve(name: str, curve: dict, directory: Path, mode: str) -> Path:
     for series, s in curve["series"].items():
         units.setdefault(s["unit"], []).append(series)
     fig, axes = plt.subplots(1, len(units), figsize=(5.2 * len(units), 3.8), squeeze=False)
-    xs = curve["x"]
-    log_x = len(xs) > 1 and min(xs) > 0 and max(xs) / min(xs) >= 50
+    xs = curve["x"]  # a linear axis: a curve that should be linear looks it
     for ax, (unit, names) in zip(axes[0], units.items(), strict=True):
         for series in names:
             pts = [(x, v) for x, v in zip(xs, curve["series"][series]["values"], strict=True) if v is not None]
@@ -36,8 +40,6 @@ def plot_curve(name: str, curve: dict, directory: Path, mode: str) -> Path:
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=series)
             for x, v in pts:
                 ax.annotate(_label(v), (x, v), textcoords="offset points", xytext=(0, 5), ha="center", fontsize=7)
-        if log_x:
-            ax.set_xscale("log")
         ax.set_xticks(xs)
         ax.set_xticklabels([_label(x) if x >= 1e4 else f"{x:g}" for x in xs], fontsize=8)
         ax.minorticks_off()
@@ -53,3 +55,18 @@ def plot_curve(name: str, curve: dict, directory: Path, mode: str) -> Path:
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
+
+
+def plot_all(doc: dict, directory: Path) -> list[Path]:
+    """Every measured curve of a results document."""
+    return [plot_curve(name, curve, directory, doc["mode"]) for name, curve in doc["curves"].items()
+            if curve["status"] == "ok" and curve["x"]]
+
+
+if __name__ == "__main__":
+    from bench.scale.__main__ import IMAGES, RESULTS
+
+    args = sys.argv[1:]
+    written = plot_all(json.loads(Path(args[0] if args else RESULTS).read_text()),
+                       Path(args[1]) if len(args) > 1 else IMAGES)
+    print("\n".join(map(str, written)))
