@@ -11,7 +11,7 @@ APT_PACKAGES := zookeeper tmux prometheus chromium chromium-driver
 S3_VENV := .venv-s3
 S3_STAMP := $(S3_VENV)/.setup-stamp
 
-.PHONY: apt-packages setup demo test test-long bench bench-full chaos fuzz remote-long lint proto options clean sql-client-jars
+.PHONY: apt-packages setup demo test test-long bench bench-full bench-scale chaos fuzz remote-long lint proto options clean sql-client-jars
 
 setup: apt-packages $(STAMP) $(S3_STAMP)
 
@@ -63,6 +63,12 @@ bench: setup
 
 bench-full: setup
 	$(PY) -m bench --full
+
+# Scale curves (docs/benchmarks.md, "Scale curves"): bench/results/scale.json and docs/images/scale-*.png;
+# SCALE_MODE=--full for the larger sizes (10M keys). `make test` runs the smallest sizes.
+SCALE_MODE ?= --quick
+bench-scale: setup
+	$(PY) -m bench.scale $(SCALE_MODE)
 
 # The nemesis suite (docs/reliability.md): faults for CHAOS_SECONDS (root gives it network namespaces and a
 # small disk), then the checker; history and report in CHAOS_OUT. `make test` runs a short smoke of it.

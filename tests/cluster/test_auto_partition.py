@@ -11,7 +11,7 @@ import time
 import pyarrow as pa
 import pytest
 
-from fluss import ErrorCode, FlussError, Schema, TableChange, TableDescriptor, TablePath
+from fluss import ErrorCode, FlussError, OffsetSpec, Schema, TableChange, TableDescriptor, TablePath
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -122,3 +122,27 @@ async def test_a_time_format_names_the_partitions_and_retention_reads_them(admin
     assert e.value.error_code == ErrorCode.INVALID_CONFIG_EXCEPTION
     assert "'table.auto-partition.time-format' = 'yyyy-MM'" in e.value.message and "DAY" in e.value.message
     assert not await admin.table_exists(TablePath(database, "badly_formatted"))
+
+
+async def test_many_partitions_ahead_are_created_in_batches_and_all_served(admin, conn, database):
+    """150 partitions ahead cross three of the coordinator's batches (64 a ZooKeeper transaction): every one is
+    created within the CREATE TABLE with its own id, and the first and last of them take writes."""
+    path = TablePath(database, "daily_many")
+    await admin.create_table(path, TableDescriptor(Schema(EVENTS), partition_keys=["dt"], bucket_count=1, properties={
+        "table.auto-partition.enabled": "true", "table.auto-partition.time-unit": "DAY",
+        "table.auto-partition.time-zone": "UTC", "table.auto-partition.num-precreate": "150",
+        "table.auto-partition.num-retention": "1"}))
+    infos = await admin.list_partition_infos(path)
+    today = dt.datetime.now(dt.UTC).date()
+    expected = {(today + dt.timedelta(days=k)).strftime("%Y%m%d") for k in range(150)}
+    assert {p.partition_name for p in infos} >= expected - {max(expected)}  # the day may turn during the test
+    assert len({p.partition_id for p in infos}) == len(infos) >= 149
+    names = sorted(p.partition_name for p in infos)
+    writer = (await conn.get_table(path)).new_append().create_writer()
+    writer.write_arrow_batch(pa.RecordBatch.from_pydict({"id": [1, 2], "dt": [names[0], names[-1]],
+                                                         "region": ["US", "EU"]}, schema=EVENTS))
+    await writer.flush()
+    await writer.aclose()
+    for name in (names[0], names[-1]):
+        assert (await admin.list_partition_offsets(path, name, [0], OffsetSpec.latest()))[0] == 1
+    await admin.drop_table(path)

@@ -83,8 +83,14 @@ class CoordinatorContext:
         return list(a.buckets.get(tb.bucket_id, [])) if a else []
 
     def buckets_of(self, table_id: int, partition_id: int) -> list[TableBucket]:
-        return sorted(tb for tb in self.leaders
-                      if tb.table_id == table_id and tb.partition_id_or_none_value == partition_id)
+        """The buckets of a table (``partition_id`` -1) or of one partition, by bucket id. Read from its assignment
+        (every bucket with a leader has one), so the cost is the table's buckets, not the cluster's: a metadata
+        request for every table of a cluster stays linear in its buckets (bench.scale's ``metadata`` curve)."""
+        assignment = self.assignments.get((table_id, partition_id))
+        if assignment is None:
+            return []
+        buckets = (TableBucket(table_id, b, partition_id) for b in sorted(assignment.buckets))
+        return [tb for tb in buckets if tb in self.leaders]
 
     def buckets_hosted_by(self, server_id: int) -> list[TableBucket]:
         return sorted(tb for tb in self.leaders if server_id in self.replicas(tb))

@@ -282,9 +282,12 @@ class AdminServicer(rpc.AdminServiceServicer):
             resp.tables.append(pb.TableMetadataPb(table_info=info.to_pb(),
                                                   buckets=self._bucket_metadata(info.table_id, -1)))
         wanted: list[tuple[int, str, int]] = []
+        by_table: dict[int, dict] = {}  # one look over the partitions per table, not per partition asked for
         for ref in request.partitions:
             info = self.p.partitioned_table_or_raise(TablePath.from_pb(ref.table_path))
-            entry = ctx.partitions_of(info.table_id).get(ref.partition_name)
+            if info.table_id not in by_table:
+                by_table[info.table_id] = ctx.partitions_of(info.table_id)
+            entry = by_table[info.table_id].get(ref.partition_name)
             if entry is None:
                 raise FlussError(f"Partition '{ref.partition_name}' of table '{info.table_path}' does not exist",
                                  ErrorCode.PARTITION_NOT_EXISTS)

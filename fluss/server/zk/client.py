@@ -158,12 +158,16 @@ class ZooKeeperClient:
 
     def next_id(self, seq_path: str) -> int:
         """Allocates the next id from a counter node by versioned compare-and-set."""
+        return self.next_ids(seq_path, 1)
+
+    def next_ids(self, seq_path: str, count: int) -> int:
+        """Allocates ``count`` consecutive ids from a counter node with one compare-and-set; returns the first."""
         self._zk.ensure_path(seq_path)
         while True:
             data, stat = self._zk.get(seq_path)
             current = int(data or b"0")
             try:
-                self._zk.set(seq_path, str(current + 1).encode(), version=stat.version)
+                self._zk.set(seq_path, str(current + count).encode(), version=stat.version)
                 return current
             except BadVersionError:
                 continue
@@ -370,6 +374,18 @@ class ZooKeeperClient:
         _add_assignment_ops(tx, paths.partition_assignment(reg.partition_id), reg.table_id, reg.partition_id,
                             assignment, leaders)
         _commit(tx, f"create partition {name} of {db}.{table}")
+
+    def create_partitions(self, db: str, table: str,
+                          partitions: list[tuple[str, PartitionRegistration, Assignment, dict[int, LeaderAndIsr]]]
+                          ) -> None:
+        """Registers several partitions (name, registration, assignment, leaders) in one transaction: one write
+        (and one fsync of ZooKeeper's log) for all of them."""
+        tx = self._zk.transaction()
+        for name, reg, assignment, leaders in partitions:
+            tx.create(paths.partition(db, table, name), encode(reg))
+            _add_assignment_ops(tx, paths.partition_assignment(reg.partition_id), reg.table_id, reg.partition_id,
+                                assignment, leaders)
+        _commit(tx, f"create {len(partitions)} partitions of {db}.{table}")
 
     def delete_partition(self, db: str, table: str, name: str, table_id: int, partition_id: int) -> None:
         try:
