@@ -11,6 +11,9 @@ A bucket whose offset is below its leader's local log start is read from remote 
 leader answers with remote segment descriptors, the scanner downloads and reads those segments itself
 (``remote_log.py``), projects an ARROW log's columns as the leader would, decodes the batches (of any schema id
 and log format) through the scanner's SchemaReader like fetched ones, and then fetches from the leader again.
+
+A bounded read (``to_arrow``, ``to_arrow_batch_reader``) does not wait for its caller between fetches: a driver on
+the I/O loop keeps a fetch in flight to every leader with unread buckets (``bounded_read.py``).
 """
 
 from __future__ import annotations
@@ -294,7 +297,8 @@ class LogScanner:
 
     async def to_arrow(self) -> pa.Table:
         """Everything from the subscribed offsets up to the latest offsets at the time of the call; the buckets
-        are unsubscribed once read (as the official client's reader does)."""
+        are unsubscribed once read (as the official client's reader does). Every leader is fetched ahead of the
+        reader (``bounded_read``)."""
         self._require_batch_mode("to_arrow")
         return await asyncio.to_thread(self._read_all)
 
@@ -307,7 +311,7 @@ class LogScanner:
     def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
         """A lazy ``pyarrow.RecordBatchReader`` of the subscribed buckets up to their latest offsets now (a
         blocking call: it asks the leaders for those offsets). While it is alive, subscribing, unsubscribing
-        and polling this scanner raise; each bucket is unsubscribed once read, and the rest when the reader
+        and polling this scanner raise; the buckets are unsubscribed when the reader
         is exhausted or dropped."""
         self._require_batch_mode("to_arrow_batch_reader")
         return pa.RecordBatchReader.from_batches(self._read_schema, _ReaderSession(self))
