@@ -24,6 +24,7 @@ from fluss.metadata import ServerNode, TableBucket, TableInfo, TablePath
 from fluss.rpc.addresses import parse_addresses, unreachable_reason
 from fluss.rpc.channels import ChannelFactory, ChannelPool
 from fluss.rpc.errors import raise_for_error
+from fluss.rpc.fetch_wire import FETCH_LOG_METHOD, split_fetch_response
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.sasl import SaslPlainCredentials
 from fluss.rpc.tls import tls_failure
@@ -215,6 +216,21 @@ class ClusterClient:
                              ErrorCode.NETWORK_EXCEPTION) from None
         raise_for_error(resp.error)
         return resp
+
+    async def fetch_log(self, address: str, request: pb.FetchLogRequest, timeout_s: float
+                        ) -> tuple[pb.FetchLogResponse, list[list[memoryview]]]:
+        """FetchLog with the records left in the received bytes (``fetch_wire``): the response without them,
+        and each bucket's records as a view (``records[t][b]`` for ``tables[t].buckets[b]``)."""
+        call = self.channels.channel(address).unary_unary(
+            FETCH_LOG_METHOD, request_serializer=pb.FetchLogRequest.SerializeToString, response_deserializer=None)
+        try:
+            data = await call(request, timeout=timeout_s)
+        except grpc.aio.AioRpcError as e:
+            raise FlussError(f"FetchLog to tablet server {address} failed: {e.code().name}",
+                             ErrorCode.NETWORK_EXCEPTION) from None
+        resp, records = split_fetch_response(data)
+        raise_for_error(resp.error)
+        return resp, records
 
     async def close(self) -> None:
         await self.channels.close()

@@ -11,6 +11,9 @@ A bucket whose offset is below its leader's local log start is read from remote 
 leader answers with remote segment descriptors, the scanner downloads and reads those segments itself
 (``remote_log.py``), projects an ARROW log's columns as the leader would, decodes the batches (of any schema id
 and log format) through the scanner's SchemaReader like fetched ones, and then fetches from the leader again.
+
+A bounded read (``to_arrow``, ``to_arrow_batch_reader``) does not wait for its caller between fetches: a driver on
+the I/O loop keeps a fetch in flight to every leader with unread buckets (``bounded_read.py``).
 """
 
 from __future__ import annotations
@@ -19,12 +22,13 @@ import asyncio
 import time
 import weakref
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import pyarrow as pa
 
 from fluss.client.batch_decode import decode_fetched
+from fluss.client.bounded_read import BoundedRead
 from fluss.client.cluster_client import ClusterClient
 from fluss.client.io_thread import IoThread
 from fluss.client.retry import RetryAction, RetryPolicy, RetryState, classify, refresh_table
@@ -141,6 +145,9 @@ class ScanRecords:
         return f"ScanRecords(count={self.count()}, buckets={len(self._by_bucket)})"
 
     __str__ = __repr__
+
+
+Sink = Callable[[list[RecordBatch]], None]  # takes a response's decoded batches (a bounded read's queue)
 
 
 @dataclass
@@ -290,7 +297,8 @@ class LogScanner:
 
     async def to_arrow(self) -> pa.Table:
         """Everything from the subscribed offsets up to the latest offsets at the time of the call; the buckets
-        are unsubscribed once read (as the official client's reader does)."""
+        are unsubscribed once read (as the official client's reader does). Every leader is fetched ahead of the
+        reader (``bounded_read``)."""
         self._require_batch_mode("to_arrow")
         return await asyncio.to_thread(self._read_all)
 
@@ -303,7 +311,7 @@ class LogScanner:
     def to_arrow_batch_reader(self) -> pa.RecordBatchReader:
         """A lazy ``pyarrow.RecordBatchReader`` of the subscribed buckets up to their latest offsets now (a
         blocking call: it asks the leaders for those offsets). While it is alive, subscribing, unsubscribing
-        and polling this scanner raise; each bucket is unsubscribed once read, and the rest when the reader
+        and polling this scanner raise; the buckets are unsubscribed when the reader
         is exhausted or dropped."""
         self._require_batch_mode("to_arrow_batch_reader")
         return pa.RecordBatchReader.from_batches(self._read_schema, _ReaderSession(self))
@@ -339,26 +347,29 @@ class LogScanner:
             raise FlussError("Cannot modify subscriptions or poll while a RecordBatchLogReader is active. Drop "
                              "the reader first.", ErrorCode.CLIENT_ERROR)
 
-    def _read_to_end(self, ends: dict[TableBucket, int]) -> Iterator[pa.RecordBatch]:
+    def _read_to_end(self, read: BoundedRead, ends: dict[TableBucket, int]) -> Iterator[pa.RecordBatch]:
+        """The batches of a bounded read (``bounded_read``: every leader fetched ahead of the reader), cut at
+        each bucket's end offset; batches a poll left buffered come first."""
+        chunks = read.__iter__()
         while True:
-            self._resolve_pending()
-            for tb, end in ends.items():  # a bucket read to its end is unsubscribed
-                if tb in self._offsets and self._offsets[tb] >= end and not any(b.bucket == tb for b in self._buffer):
-                    self._drop(tb)
-            pending = [tb for tb, end in ends.items() if self._offsets.get(tb, end) < end]
-            if not pending and not any(b.bucket in ends for b in self._buffer):
-                return
-            for b in self._poll_batches(self._wait_ms, None, only=set(pending)):
-                end = ends.get(b.bucket, 0)
+            if self._buffer:
+                batches = list(self._buffer)
+                self._buffer.clear()
+            else:
+                batches = next(chunks, None)
+                if batches is None:
+                    return
+            if self._metrics is not None:
+                self._metrics.polled()
+            for b in batches:
+                end = ends.get(b.bucket)
+                if end is None:
+                    continue
                 batch = b.batch
                 if b.last_offset >= end:  # written after the read started: cut at the end offset
                     batch = batch.slice(0, max(0, end - b.base_offset))
                 if batch.num_rows:
                     yield batch
-
-    def _resolve_pending(self) -> None:
-        if any(o < 0 for o in self._offsets.values()):
-            self._io.call(self._resolve_offsets())
 
     def _require_batch_mode(self, method: str) -> None:
         if self._record_mode:
@@ -510,7 +521,7 @@ class LogScanner:
             self._remote = RemoteLogReader(self._conn.remote_files(), self._conn.config.scanner_remote_log_prefetch_num)
         return self._remote
 
-    async def _read_remote(self, buckets: set[TableBucket], wait_ms: int) -> None:
+    async def _read_remote(self, buckets: set[TableBucket], wait_ms: int, sink: Sink | None = None) -> None:
         """Reads downloaded remote segments (``remote_log.py``): their batches go the way fetched ones do."""
         try:
             chunks = await self._remote.read(buckets, wait_ms / 1000)
@@ -531,7 +542,7 @@ class LogScanner:
             if chunk.segment_end is not None:
                 ends[chunk.bucket] = (offset, chunk.segment_end)
         if fetched:
-            await self._decode(fetched)
+            await self._decode(fetched, sink)
         for tb, (before, end) in ends.items():  # a segment read to its end: continue at its end offset
             now = self._offsets.get(tb)
             if now is not None and now >= before:
@@ -544,7 +555,7 @@ class LogScanner:
 
         return project_as_the_leader(batches, self._reader.history, self._server_projection)
 
-    async def _fetch_from(self, addr: str, tbs: list[TableBucket], wait_ms: int) -> None:
+    async def _fetch_from(self, addr: str, tbs: list[TableBucket], wait_ms: int, sink: Sink | None = None) -> None:
         req = pb.FetchLogRequest(follower_id=-1, max_bytes=self._fetch_max_bytes, min_bytes=self._min_bytes,
                                  max_wait_ms=wait_ms)
         table = pb.FetchTablePb(table_id=self._table.table_id, projection_enabled=self._server_projection is not None,
@@ -557,7 +568,7 @@ class LogScanner:
         started = time.perf_counter()
         fetch_offsets = {tb: self._offsets[tb] for tb in tbs}
         try:
-            resp = await self._client.tablet_call(addr, "FetchLog", req, wait_ms / 1000 + 30)
+            resp, records = await self._client.fetch_log(addr, req, wait_ms / 1000 + 30)
         except FlussError as e:  # leader gone or restarting: refresh and try again next poll
             for tb in tbs:
                 self._failed(tb, e)
@@ -570,8 +581,8 @@ class LogScanner:
             metrics.fetches.count += 1
             metrics.fetch_latency.update((time.perf_counter() - started) * 1000)
         nbytes = 0
-        for t in resp.tables:
-            for r in t.buckets:
+        for t, table_records in zip(resp.tables, records, strict=True):
+            for r, data in zip(t.buckets, table_records, strict=True):
                 tb = TableBucket(self._table.table_id, r.bucket_id, r.partition_id)
                 if tb not in self._offsets:
                     continue
@@ -590,24 +601,25 @@ class LogScanner:
                     if self._offsets.get(tb) == fetch_offsets[tb]:
                         self._remote_reader().add(tb, r.remote_log_fetch_info)
                     continue
-                data = r.records  # each read of a protobuf bytes field copies it: read once
-                if data:
+                if data:  # a view of the received bytes (``fetch_wire``)
                     nbytes += len(data)
                     offset = self._offsets[tb]
                     fetched.append((tb, offset, [b for b in iter_batches(data) if b.next_offset > offset]))
         if metrics is not None:
             metrics.bytes_per_request.update(nbytes)
         if fetched:
-            await self._decode(fetched)
+            await self._decode(fetched, sink)
         if refresh:
             await self._refresh(tbs)
 
-    async def _decode(self, fetched: list[tuple[TableBucket, int, list[LogBatch]]]) -> None:
+    async def _decode(self, fetched: list[tuple[TableBucket, int, list[LogBatch]]], sink: Sink | None = None) -> None:
         """Decodes every fetched batch (on several cores when the response is large, ``batch_decode``), then
-        buffers the rows from each bucket's fetch offset on, in offset order."""
+        buffers the rows from each bucket's fetch offset on, in offset order (or hands them to ``sink``, a
+        bounded read's, all at once)."""
         flat = [b for _, _, batches in fetched for b in batches]
         await self._reader.learn(flat)  # a batch of a schema id newer than this scanner's table info
         decoded = iter(await decode_fetched(flat, self._reader.read, self._check_crc))
+        out: list[RecordBatch] = []
         for tb, offset, batches in fetched:
             parts = [next(decoded) for _ in batches]
             if self._offsets.get(tb) != offset:  # unsubscribed or moved while decoding: drop what was fetched
@@ -617,9 +629,13 @@ class LogScanner:
                 if base < offset:  # the fetch returned the whole batch holding our offset
                     skip = offset - base
                     rb, cts, base = rb.slice(skip), cts[skip:], offset
-                self._buffer.append(RecordBatch(rb, tb, base, batch.last_offset, cts, batch.commit_timestamp))
+                out.append(RecordBatch(rb, tb, base, batch.last_offset, cts, batch.commit_timestamp))
                 offset = batch.next_offset
             self._offsets[tb] = offset
+        if sink is None:
+            self._buffer.extend(out)
+        else:
+            sink(out)
 
     async def __aiter__(self):
         """Records (record scanner) or RecordBatch objects (batch scanner), polled for ever."""
@@ -651,8 +667,13 @@ class _ReaderSession:
 
     def __init__(self, scanner: LogScanner) -> None:
         ends = scanner._begin_reader()
-        self._batches = scanner._read_to_end(ends)
-        self._finalizer = weakref.finalize(self, scanner._end_reader, list(ends))
+        try:
+            read = BoundedRead(scanner, ends)
+        except BaseException:
+            scanner._end_reader(list(ends))
+            raise
+        self._batches = scanner._read_to_end(read, ends)
+        self._finalizer = weakref.finalize(self, _end_read, scanner, read, list(ends))
 
     def __iter__(self) -> _ReaderSession:
         return self
@@ -663,6 +684,11 @@ class _ReaderSession:
         except BaseException:
             self._finalizer()
             raise
+
+
+def _end_read(scanner: LogScanner, read: BoundedRead, buckets: list[TableBucket]) -> None:
+    read.close()
+    scanner._end_reader(buckets)
 
 
 def _group(items, key) -> dict:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 import grpc
 
 from fluss.errors import ErrorCode, FlussError, error_name
+from fluss.rpc.fetch_wire import passing_encoded
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.listeners import Listener
 
@@ -249,7 +250,8 @@ class ErrorDoor(UnaryInterceptor):
             finally:
                 _CURRENT.reset(token)
 
-        return _wrap_unary(handler, behavior, safe_decode)
+        wrapped = _wrap_unary(handler, behavior, safe_decode)  # the outermost handler: the one gRPC serializes with
+        return wrapped._replace(response_serializer=passing_encoded(handler.response_serializer))
 
 
 class RequestLogging(UnaryInterceptor):

@@ -26,6 +26,7 @@ from fluss.nested_values import check_stored_nested
 from fluss.record.log_batch import HEADER_SIZE, iter_batches, project_batch, read_header, reformat_batch
 from fluss.record.log_format import ARROW
 from fluss.rpc.errors import error_info
+from fluss.rpc.fetch_wire import Records
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.kv.snapshot import SnapshotHandle
 from fluss.server.log.tablet import AppendInfo
@@ -595,14 +596,16 @@ class ReplicaManager:
     # ------------------------------------------------------------ fetch
 
     async def fetch(self, follower_id: int, fetches: list[BucketFetch], min_bytes: int, max_wait_ms: int,
-                    max_bytes: int) -> dict[TableBucket, tuple[pb.FetchBucketResultPb]]:
+                    max_bytes: int) -> tuple[dict[TableBucket, pb.FetchBucketResultPb], dict[TableBucket, Records]]:
+        """Each bucket's result and, apart from it, the records read (``FetchBucketResultPb.records``: the
+        service puts them into the response without copying them into a protobuf message first)."""
         deadline = time.monotonic() + max_wait_ms / 1000
         while True:
-            results, total = await self._read_all(follower_id, fetches, max_bytes)
+            results, records, total = await self._read_all(follower_id, fetches, max_bytes)
             remaining = deadline - time.monotonic()
             if total >= max(1, min_bytes) or remaining <= 0 or any(r.error.code for r in results.values()) \
                     or any(r.HasField("remote_log_fetch_info") for r in results.values()):
-                return results
+                return results, records
             self.metrics.delayed_fetches += 1
             try:
                 async with self._data_arrived:
@@ -614,8 +617,9 @@ class ReplicaManager:
                 self.metrics.delayed_fetches -= 1
 
     async def _read_all(self, follower_id: int, fetches: list[BucketFetch], max_bytes: int
-                        ) -> tuple[dict[TableBucket, pb.FetchBucketResultPb], int]:
+                        ) -> tuple[dict[TableBucket, pb.FetchBucketResultPb], dict[TableBucket, Records], int]:
         results: dict[TableBucket, pb.FetchBucketResultPb] = {}
+        read: dict[TableBucket, Records] = {}
         budget = max_bytes
         total = 0
         hw_moved = False
@@ -654,7 +658,8 @@ class ReplicaManager:
                     hw_moved |= replica.update_follower(follower_id, f.offset)
                     if replica.caught_up_outside_isr(follower_id):
                         self._expand_isr_soon(replica)
-                res.records = records
+                if records:
+                    read[f.bucket] = records
                 budget -= len(records)
                 total += len(records)
                 table_metrics = self.metrics.table(replica.table)
@@ -675,7 +680,7 @@ class ReplicaManager:
             results[f.bucket] = res
         if hw_moved:
             await self._notify_data()
-        return results, total
+        return results, read, total
 
     async def _remote_fetch_info(self, replica: Replica, offset: int) -> pb.RemoteLogFetchInfoPb | None:
         state = await self.remote_log.state_of(replica)
@@ -697,14 +702,14 @@ class ReplicaManager:
         return schema
 
     def _read_one(self, replica: Replica, f: BucketFetch, max_bytes: int, upper: int | None,
-                  min_one: bool) -> bytes:
+                  min_one: bool) -> Records:
         schema = self._check_projection(replica, f.projection)
         data = replica.log.read(f.offset, max_bytes, max_offset=upper, min_one_batch=min_one).records
         if f.as_arrow and replica.log_format != ARROW and data:
             history = replica.validator.history  # each batch re-encoded with the columns of its own schema id
             data = b"".join(reformat_batch(b, history.schema_of(b.schema_id), ARROW) for b in iter_batches(data))
         if f.projection is None or not data:
-            return bytes(data)
+            return data  # a view when the read was cut at a batch boundary: the response takes it uncopied
         return self._read_projected(replica, f.projection, schema, data, max_bytes, upper)
 
     @staticmethod

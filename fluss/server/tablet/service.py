@@ -9,6 +9,7 @@ from typing import NamedTuple
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TableBucket
 from fluss.rpc.errors import OK, error_info
+from fluss.rpc.fetch_wire import encode_fetch_response
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.server.metrics.tablet import records_in
@@ -144,13 +145,12 @@ class TabletServicer(rpc.TabletServiceServicer):
                 fetches.append(BucketFetch(TableBucket(t.table_id, b.bucket_id, b.partition_id), b.fetch_offset,
                                            b.max_bytes or request.max_bytes or 16 << 20, projection,
                                            t.as_arrow and request.follower_id < 0))
-        results = await self.m.fetch(request.follower_id, fetches, request.min_bytes, request.max_wait_ms,
-                                     request.max_bytes or 16 << 20)
-        by_table: dict[int, pb.FetchTableResultPb] = {}
-        for f in fetches:
-            table = by_table.setdefault(f.bucket.table_id, pb.FetchTableResultPb(table_id=f.bucket.table_id))
-            table.buckets.append(results[f.bucket])
-        return pb.FetchLogResponse(tables=list(by_table.values()))
+        results, records = await self.m.fetch(request.follower_id, fetches, request.min_bytes,
+                                              request.max_wait_ms, request.max_bytes or 16 << 20)
+        by_table: dict[int, list] = {}
+        for f in fetches:  # the records join the response uncopied (``fetch_wire``)
+            by_table.setdefault(f.bucket.table_id, []).append((results[f.bucket], records.get(f.bucket, b"")))
+        return encode_fetch_response(list(by_table.items()))
 
     async def ListOffsets(self, request, context):
         out = []
