@@ -4,9 +4,9 @@ Fetches run on the client's I/O loop and outlive the poll that sent them (as Flu
 a poll sends one FetchLog per bucket leader for the subscribed buckets that have no fetch in flight and no
 buffered rows (long-polling on the server up to ``scanner.log.fetch.wait-max-time``), and returns as soon as
 *any* answer brought rows, so one poll never waits for another leader's long-poll; the answers still out are
-taken up by later polls, and the buckets of an answer are fetched again as soon as it is taken (before the
-poll returns its rows). A bucket is in at most one fetch at a time. Answers only change the scanner's state
-inside a poll. The scanner checks batch CRCs (``scanner.log.check-crc``) and decodes whole Arrow batches;
+taken up by later polls. The buckets of an answer with rows are fetched again as soon as it arrives, from
+where its rows end (at most two answers per bucket wait for a poll), and the others when a poll takes them
+up. A bucket is in at most one fetch at a time. Answers only change the scanner's state inside a poll. The scanner checks batch CRCs (``scanner.log.check-crc``) and decodes whole Arrow batches;
 columns are projected by the tablet server. Fetched data beyond ``scanner.log.max-poll-records`` stays
 buffered for the next poll. A bucket whose leader moved is fetched again after a metadata refresh; one
 that keeps failing for longer than ``request-timeout`` makes ``poll`` raise its last error, and a dropped table
@@ -292,7 +292,7 @@ class LogScanner:
         """Arrow batches with their bucket and offsets."""
         self._require_batch_mode("poll_record_batch")
         self._check_no_reader()
-        return await self._poll_async(timeout_ms, None)
+        return await asyncio.to_thread(self._poll_batches, timeout_ms, None)
 
     def poll_record_batch_sync(self, timeout_ms: int) -> list[RecordBatch]:
         """Blocking form of ``poll_record_batch`` for code running off the event loop (e.g. in a worker)."""
@@ -303,7 +303,7 @@ class LogScanner:
         """The polled batches as one Arrow table (empty, with the schema, when nothing arrived)."""
         self._require_batch_mode("poll_arrow")
         self._check_no_reader()
-        batches = await self._poll_async(timeout_ms, None)
+        batches = await asyncio.to_thread(self._poll_batches, timeout_ms, None)
         return pa.Table.from_batches([b.batch for b in batches], schema=self._read_schema)
 
     async def to_arrow(self) -> pa.Table:
@@ -393,14 +393,6 @@ class LogScanner:
         self._start_poll()
         try:
             return self._io.call(self._poll_on_loop(timeout_ms, max_records, only))
-        finally:
-            self._busy = False
-
-    async def _poll_async(self, timeout_ms: int, max_records: int | None) -> list[RecordBatch]:
-        """``_poll_batches`` awaited from the caller's event loop (no worker thread between it and the I/O loop)."""
-        self._start_poll()
-        try:
-            return await self._io.wait(self._poll_on_loop(timeout_ms, max_records, None))
         finally:
             self._busy = False
 
@@ -566,9 +558,9 @@ class LogScanner:
 
     def _fetchable(self, buckets: list[TableBucket], remote: set[TableBucket]) -> list[TableBucket]:
         """The buckets of ``buckets`` to send a fetch for: at a resolved offset, read from the leader (not from
-        remote segments), with no fetch from that offset in flight, no rows buffered and (in a bounded read)
-        below their end offset."""
-        buffered = {b.bucket for b in self._buffer}
+        remote segments), with no fetch from that offset in flight, no rows buffered or answers waiting, and (in
+        a bounded read) below their end offset."""
+        buffered = {b.bucket for b in self._buffer} | {tb for a in self._answers for tb in a.offsets}
         ends = self._read_ends
         out = []
         for tb in buckets:
@@ -602,8 +594,9 @@ class LogScanner:
         for addr, tbs in (leaders or {}).items():
             self._start_fetch(addr, tbs, wait_ms)
 
-    def _start_fetch(self, addr: str, tbs: list[TableBucket], wait_ms: int) -> None:
-        offsets = {tb: self._offsets[tb] for tb in tbs}
+    def _start_fetch(self, addr: str, tbs: list[TableBucket], wait_ms: int,
+                     offsets: dict[TableBucket, int] | None = None) -> None:
+        offsets = offsets or {tb: self._offsets[tb] for tb in tbs}
         self._in_flight.update(offsets)
         task = asyncio.get_running_loop().create_task(self._fetch_from(addr, offsets, wait_ms))
         self._fetch_tasks.add(task)
@@ -613,7 +606,7 @@ class LogScanner:
         """Takes up the answers that arrived, in order: their buckets are free to be fetched again, their rows
         decoded into the buffer (all answers' batches together, so large ones decode in parallel), remote
         segment descriptors handed to the remote reader; the first failed fetch is raised (later answers wait
-        for the next poll)."""
+        for the next poll) unless every bucket of it has been moved to another offset or unsubscribed since."""
         fetched: list[tuple[TableBucket, int, list[LogBatch]]] = []
         error: Exception | None = None
         while self._answers and error is None:
@@ -621,7 +614,8 @@ class LogScanner:
             for tb, offset in answer.offsets.items():
                 if self._in_flight.get(tb) == offset:
                     del self._in_flight[tb]
-            error = answer.error
+            if answer.error is not None and any(self._offsets.get(tb) == o for tb, o in answer.offsets.items()):
+                error = answer.error  # (a fetch from offsets the caller has since left is not its error)
             for tb, info in answer.remote:
                 if self._offsets.get(tb) == answer.offsets[tb]:
                     self._remote_reader().add(tb, info)
@@ -679,8 +673,30 @@ class LogScanner:
         except Exception as e:  # noqa: BLE001 - raised by the poll that takes the answer up
             answer = _FetchAnswer(offsets, [], [], e)
         self._answers.append(answer)
+        if answer.error is None:
+            self._fetch_on(addr, answer, wait_ms)
         if self._answered is not None:
             self._answered.set()
+
+    def _fetch_on(self, addr: str, answer: _FetchAnswer, wait_ms: int) -> None:
+        """The buckets of an answer that brought rows are fetched again at once, from where its rows end, before
+        a poll takes it up: a consumer that falls behind (a busy or descheduled caller) finds the next rows
+        already fetched. At most two answers per bucket wait for a poll; the poll that takes them fetches on."""
+        waiting: dict[TableBucket, int] = {}
+        for a in self._answers:
+            for tb in a.offsets:
+                waiting[tb] = waiting.get(tb, 0) + 1
+        ends = self._read_ends
+        after: dict[TableBucket, int] = {}
+        for tb, offset, batches in answer.fetched:
+            if not batches or waiting.get(tb, 0) > 1 or self._offsets.get(tb) != offset \
+                    or self._in_flight.get(tb) != offset:
+                continue
+            end = batches[-1].next_offset
+            if ends is None or end < ends.get(tb, end + 1):
+                after[tb] = end
+        if after:
+            self._start_fetch(addr, list(after), wait_ms, after)
 
     async def _fetch(self, addr: str, offsets: dict[TableBucket, int], wait_ms: int) -> _FetchAnswer:
         req = pb.FetchLogRequest(follower_id=-1, max_bytes=self._fetch_max_bytes, min_bytes=self._min_bytes,

@@ -53,11 +53,14 @@ async def test_a_poll_returns_one_leaders_rows_without_waiting_for_the_others(cl
         table = await _table(conn, database, "wakeup", 3)
         leaders = await _leaders(conn, table)
         assert len(set(leaders.values())) >= 2, f"the test needs buckets on two leaders at least: {leaders}"
+        writer = table.new_append().create_writer()
+        writer.write_arrow_batch(_rows([1]))  # the writer's first write (its set-up) is not timed
+        await writer.flush()
         scanner = await table.new_scan().create_record_batch_log_scanner()
         scanner.subscribe_buckets(dict.fromkeys(range(3), EARLIEST_OFFSET))
+        assert (await scanner.poll_arrow(15_000)).column("k").to_pylist() == [1]
         poll = asyncio.create_task(scanner.poll_arrow(15_000))
-        await asyncio.sleep(0.5)  # the fetches of the empty buckets are out, long-polling on every leader
-        writer = table.new_append().create_writer()
+        await asyncio.sleep(0.5)  # the fetches are out, long-polling on every leader
         written = time.monotonic()
         writer.write_arrow_batch(_rows([7]))  # one row: one bucket, one leader
         await writer.flush()
@@ -141,3 +144,18 @@ async def test_closing_a_scanner_ends_its_fetches(cluster, database):
         await scanner.aclose()
         await conn.run(asyncio.wait(tasks, timeout=5))
         assert all(t.cancelled() for t in tasks)
+
+
+async def test_the_error_of_a_fetch_from_an_offset_left_since_is_not_raised(cluster, database):
+    async with await _connect(cluster) as conn:
+        table = await _table(conn, database, "stale_error", 1)
+        writer = table.new_append().create_writer()
+        writer.write_arrow_batch(_rows(range(3)))
+        await writer.flush()
+        scanner = await table.new_scan().create_record_batch_log_scanner()
+        scanner.subscribe(0, 10**9)  # past the end: its fetch fails with LOG_OFFSET_OUT_OF_RANGE
+        assert (await scanner.poll_arrow(0)).num_rows == 0  # returns at once; the fetch is still out
+        scanner.subscribe(0, 1)
+        got = await scanner.poll_arrow(10_000)
+        assert got.column("k").to_pylist() == [1, 2]
+        await scanner.aclose()
