@@ -6,8 +6,9 @@ buffered rows (long-polling on the server up to ``scanner.log.fetch.wait-max-tim
 *any* answer brought rows, so one poll never waits for another leader's long-poll; the answers still out are
 taken up by later polls. The buckets of an answer with rows are fetched again as soon as it arrives, from
 where its rows end (at most two answers per bucket wait for a poll), and the others when a poll takes them
-up. A bucket is in at most one fetch at a time. Answers only change the scanner's state inside a poll. The scanner checks batch CRCs (``scanner.log.check-crc``) and decodes whole Arrow batches;
-columns are projected by the tablet server. Fetched data beyond ``scanner.log.max-poll-records`` stays
+up. A bucket is in at most one fetch at a time. Answers only change the scanner's state inside a poll. The
+scanner checks batch CRCs (``scanner.log.check-crc``) and decodes whole Arrow batches; columns are projected
+by the tablet server. Fetched data beyond ``scanner.log.max-poll-records`` stays
 buffered for the next poll. A bucket whose leader moved is fetched again after a metadata refresh; one
 that keeps failing for longer than ``request-timeout`` makes ``poll`` raise its last error, and a dropped table
 raises TABLE_NOT_EXIST (``fluss.client.retry``); the subscriptions stay, so a later poll carries on.
@@ -390,18 +391,15 @@ class LogScanner:
                       only: set[TableBucket] | None = None) -> list[RecordBatch]:
         """Buffered batches, or the first fetched ones (of the ``only`` buckets, when given) within ``timeout_ms``;
         a blocking call for a thread other than the I/O loop's."""
-        self._start_poll()
-        try:
-            return self._io.call(self._poll_on_loop(timeout_ms, max_records, only))
-        finally:
-            self._busy = False
-
-    def _start_poll(self) -> None:
         if self._busy:
             raise FlussError("This scanner is already being read (poll or reader in progress)", ErrorCode.CLIENT_ERROR)
         self._busy = True
         if self._metrics is not None:
             self._metrics.polled()
+        try:
+            return self._io.call(self._poll_on_loop(timeout_ms, max_records, only))
+        finally:
+            self._busy = False
 
     def _take(self, max_records: int | None) -> list[RecordBatch]:
         out: list[RecordBatch] = []
