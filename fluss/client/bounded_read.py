@@ -168,7 +168,7 @@ class BoundedRead:
         jobs: list[tuple[str, list[TableBucket], Callable]] = []
         for addr, tbs in leaders.items():
             if addr not in running:
-                jobs.append((addr, tbs, lambda a=addr, t=tbs: scanner._fetch_from(a, t, wait_ms, self._hand_over)))  # noqa: SLF001
+                jobs.append((addr, tbs, lambda a=addr, t=tbs: scanner._fetch_into(a, t, wait_ms, self._hand_over)))  # noqa: SLF001
         if remote and REMOTE not in running:
             jobs.append((REMOTE, sorted(remote, key=_order),
                          lambda r=remote: scanner._read_remote(r, max(wait_ms, 1000), self._hand_over)))  # noqa: SLF001

@@ -1,9 +1,15 @@
 """Log scanners: read buckets from offsets, as records (``poll``) or as Arrow (``poll_arrow`` and friends).
 
-A poll sends one FetchLog per bucket leader for all subscribed buckets (long-polling on the server up to
-``scanner.log.fetch.wait-max-time``), checks batch CRCs (``scanner.log.check-crc``) and decodes whole Arrow
-batches; columns are projected by the tablet server. Fetched data beyond ``scanner.log.max-poll-records``
-stays buffered for the next poll. A bucket whose leader moved is fetched again after a metadata refresh; one
+Fetches run on the client's I/O loop and outlive the poll that sent them (as Fluss's and Kafka's fetchers):
+a poll sends one FetchLog per bucket leader for the subscribed buckets that have no fetch in flight and no
+buffered rows (long-polling on the server up to ``scanner.log.fetch.wait-max-time``), and returns as soon as
+*any* answer brought rows, so one poll never waits for another leader's long-poll; the answers still out are
+taken up by later polls. The buckets of an answer with rows are fetched again as soon as it arrives, from
+where its rows end (at most two answers per bucket wait for a poll), and the others when a poll takes them
+up. A bucket is in at most one fetch at a time. Answers only change the scanner's state inside a poll. The
+scanner checks batch CRCs (``scanner.log.check-crc``) and decodes whole Arrow batches; columns are projected
+by the tablet server. Fetched data beyond ``scanner.log.max-poll-records`` stays
+buffered for the next poll. A bucket whose leader moved is fetched again after a metadata refresh; one
 that keeps failing for longer than ``request-timeout`` makes ``poll`` raise its last error, and a dropped table
 raises TABLE_NOT_EXIST (``fluss.client.retry``); the subscriptions stay, so a later poll carries on.
 
@@ -151,8 +157,14 @@ Sink = Callable[[list[RecordBatch]], None]  # takes a response's decoded batches
 
 
 @dataclass
-class _Fetched:
-    batch: RecordBatch
+class _FetchAnswer:
+    """A FetchLog answer (or its failure) waiting for the next poll: the buckets with the offsets they were
+    fetched from, their batches, the remote-segment descriptors instead of batches, or the error to raise."""
+
+    offsets: dict[TableBucket, int]
+    fetched: list[tuple[TableBucket, int, list[LogBatch]]]
+    remote: list[tuple[TableBucket, pb.RemoteLogFetchInfoPb]]
+    error: Exception | None = None
 
 
 class LogScanner:
@@ -180,6 +192,13 @@ class LogScanner:
         self._offsets: dict[TableBucket, int] = {}
         self._buffer: deque[RecordBatch] = deque()
         self._busy = False
+        # fetches out on the I/O loop: the offset each bucket is being fetched from, answers not yet taken up by
+        # a poll, the tasks (cancelled by aclose) and the event that wakes a waiting poll
+        self._in_flight: dict[TableBucket, int] = {}
+        self._answers: deque[_FetchAnswer] = deque()
+        self._fetch_tasks: set[asyncio.Task] = set()
+        self._answered: asyncio.Event | None = None
+        self._read_ends: dict[TableBucket, int] | None = None  # end offsets of the bounded read in progress
         self._policy = RetryPolicy.from_config(cfg)
         self._retries: dict[TableBucket, RetryState] = {}  # buckets whose fetches fail, since when
         client_metrics = self._client.metrics  # client.metrics.enabled: counted per fetch and per poll
@@ -325,6 +344,7 @@ class LogScanner:
         self._reader_active = True
         try:
             ends = self._io.call(self._end_offsets())
+            self._read_ends = ends
             for tb, end in ends.items():
                 start = self._offsets.get(tb, end)
                 if start > end:  # nothing this read could return: say so instead of returning nothing
@@ -334,6 +354,7 @@ class LogScanner:
             return ends
         except BaseException:
             self._reader_active = False
+            self._read_ends = None
             raise
 
     def _end_reader(self, buckets: list[TableBucket]) -> None:
@@ -341,6 +362,7 @@ class LogScanner:
         for tb in buckets:
             self._drop(tb)
         self._reader_active = False
+        self._read_ends = None
 
     def _check_no_reader(self) -> None:
         if self._reader_active:
@@ -378,16 +400,15 @@ class LogScanner:
 
     def _poll_batches(self, timeout_ms: int, max_records: int | None,
                       only: set[TableBucket] | None = None) -> list[RecordBatch]:
-        """Buffered batches, or one fetch round (of the ``only`` buckets, when given) if none are buffered."""
+        """Buffered batches, or the first fetched ones (of the ``only`` buckets, when given) within ``timeout_ms``;
+        a blocking call for a thread other than the I/O loop's."""
         if self._busy:
             raise FlussError("This scanner is already being read (poll or reader in progress)", ErrorCode.CLIENT_ERROR)
         self._busy = True
         if self._metrics is not None:
             self._metrics.polled()
         try:
-            if not self._buffer and self._offsets and (only is None or only):
-                self._io.call(self._fetch_round(timeout_ms, only))
-            return self._take(max_records)
+            return self._io.call(self._poll_on_loop(timeout_ms, max_records, only))
         finally:
             self._busy = False
 
@@ -419,14 +440,26 @@ class LogScanner:
             raise FlussError(f"Partition id(s) {sorted(gone)} of table '{self._table.table_path}' were dropped: "
                              "unsubscribe them", ErrorCode.PARTITION_NOT_EXISTS)
 
-    async def _leaders(self, buckets: list[TableBucket]) -> dict[str, list[TableBucket]]:
-        path = self._table.table_path
-        meta = self._client.tables.get(path)
-        if meta is None or meta.info.table_id != self._table.table_id or any(tb not in meta.leaders for tb in buckets) \
-                or any(self._client.leader_address(meta, tb) is None for tb in buckets):
-            await self._refresh(buckets)
-            meta = self._client.tables[path]
+    def _cached_leaders(self, buckets: list[TableBucket]) -> dict[str, list[TableBucket]] | None:
+        """The buckets per leader address from the metadata at hand; None when it must be refreshed first."""
+        meta = self._client.tables.get(self._table.table_path)
+        if meta is None or meta.info.table_id != self._table.table_id:
+            return None
         out: dict[str, list[TableBucket]] = {}
+        for tb in buckets:
+            addr = self._client.leader_address(meta, tb) if tb in meta.leaders else None
+            if addr is None:
+                return None
+            out.setdefault(addr, []).append(tb)
+        return out
+
+    async def _leaders(self, buckets: list[TableBucket]) -> dict[str, list[TableBucket]]:
+        out = self._cached_leaders(buckets)
+        if out is not None:
+            return out
+        await self._refresh(buckets)
+        meta = self._client.tables[self._table.table_path]
+        out = {}
         for tb in buckets:
             addr = self._client.leader_address(meta, tb)
             if addr is not None:
@@ -491,28 +524,115 @@ class LogScanner:
                 await self._refresh(todo)
         return out
 
-    async def _fetch_round(self, timeout_ms: int, only: set[TableBucket] | None = None) -> None:
-        await self._resolve_offsets()
+    async def _poll_on_loop(self, timeout_ms: int, max_records: int | None,
+                            only: set[TableBucket] | None) -> list[RecordBatch]:
+        """One poll, on the I/O loop: takes up the answers that arrived, sends fetches for the buckets that have
+        none in flight, and waits for the first answer with rows (or ``timeout_ms``); then takes the buffered
+        batches and fetches their buckets again at once, so the next rows are on their way while the caller
+        handles these."""
+        deadline = time.monotonic() + max(0, timeout_ms) / 1000
         wait_ms = max(0, min(timeout_ms, self._wait_ms))
-        wanted = [tb for tb in self._offsets if only is None or tb in only]
-        remote = self._remote.buckets() & set(wanted) if self._remote is not None else set()
-        leaders = await self._leaders([tb for tb in wanted if tb not in remote])
+        if self._answered is None:
+            self._answered = asyncio.Event()
+        await self._resolve_offsets()
+        while True:
+            self._answered.clear()
+            await self._take_answers()
+            wanted = [tb for tb in self._offsets if only is None or tb in only]
+            if self._buffer or not wanted:
+                break
+            remote = self._remote.buckets() & set(wanted) if self._remote is not None else set()
+            if remote:  # segments of the tiered log, read by this client itself
+                await self._read_remote(remote, max(wait_ms, 1000))
+                if self._buffer:
+                    break
+            await self._send_fetches(wanted, remote, wait_ms)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            if self._answers:
+                continue
+            if remote:  # downloads wake no one: look again soon (reading them waited for the first one)
+                remaining = min(remaining, 0.01)
+            elif not any(tb in self._in_flight for tb in wanted):  # no leader to fetch from
+                await asyncio.sleep(min(remaining, 0.1))
+                continue
+            try:
+                await asyncio.wait_for(self._answered.wait(), remaining)
+            except TimeoutError:
+                pass
+        out = self._take(max_records)
+        self._send_fetches_now(only, wait_ms)
+        return out
+
+    def _fetchable(self, buckets: list[TableBucket], remote: set[TableBucket]) -> list[TableBucket]:
+        """The buckets of ``buckets`` to send a fetch for: at a resolved offset, read from the leader (not from
+        remote segments), with no fetch from that offset in flight, no rows buffered or answers waiting, and (in
+        a bounded read) below their end offset."""
+        buffered = {b.bucket for b in self._buffer} | {tb for a in self._answers for tb in a.offsets}
+        ends = self._read_ends
+        out = []
+        for tb in buckets:
+            offset = self._offsets.get(tb, -1)
+            if offset >= 0 and tb not in remote and tb not in buffered and self._in_flight.get(tb) != offset \
+                    and (ends is None or offset < ends.get(tb, offset + 1)):
+                out.append(tb)
+        return out
+
+    async def _send_fetches(self, wanted: list[TableBucket], remote: set[TableBucket], wait_ms: int) -> None:
+        """A FetchLog per leader for the fetchable buckets of ``wanted`` (refreshing the metadata when a leader is
+        unknown; a bucket without a leader counts as a failed fetch)."""
+        todo = self._fetchable(wanted, remote)
+        if not todo:
+            return
+        leaders = await self._leaders(todo)
         led = {tb for tbs in leaders.values() for tb in tbs}
-        for tb in wanted:
-            if tb not in led and tb not in remote:
+        for tb in todo:
+            if tb not in led:
                 self._failed(tb, FlussError(f"Bucket {tb.bucket_id} of table '{self._table.table_path}' has no "
                                             "leader", ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION))
-        if not leaders and not remote:
-            await asyncio.sleep(min(timeout_ms, 100) / 1000)
-            return
-        jobs = [self._fetch_from(addr, tbs, wait_ms) for addr, tbs in leaders.items()]
-        if remote:
-            jobs.append(self._read_remote(remote, max(wait_ms, 1000)))
-        await asyncio.gather(*jobs)
-        if self._remote is not None and not self._buffer:  # just answered with remote segments: read them now
-            fresh = (self._remote.buckets() & set(wanted)) - remote
-            if fresh:
-                await self._read_remote(fresh, max(wait_ms, 1000))
+        for addr, tbs in leaders.items():
+            self._start_fetch(addr, tbs, wait_ms)
+
+    def _send_fetches_now(self, only: set[TableBucket] | None, wait_ms: int) -> None:
+        """``_send_fetches`` with the metadata at hand, without waiting (when a poll returns); buckets whose
+        leader is unknown wait for the next poll."""
+        wanted = [tb for tb in self._offsets if only is None or tb in only]
+        todo = self._fetchable(wanted, self._remote.buckets() if self._remote is not None else set())
+        leaders = self._cached_leaders(todo) if todo else None
+        for addr, tbs in (leaders or {}).items():
+            self._start_fetch(addr, tbs, wait_ms)
+
+    def _start_fetch(self, addr: str, tbs: list[TableBucket], wait_ms: int,
+                     offsets: dict[TableBucket, int] | None = None) -> None:
+        offsets = offsets or {tb: self._offsets[tb] for tb in tbs}
+        self._in_flight.update(offsets)
+        task = asyncio.get_running_loop().create_task(self._fetch_from(addr, offsets, wait_ms))
+        self._fetch_tasks.add(task)
+        task.add_done_callback(self._fetch_tasks.discard)
+
+    async def _take_answers(self) -> None:
+        """Takes up the answers that arrived, in order: their buckets are free to be fetched again, their rows
+        decoded into the buffer (all answers' batches together, so large ones decode in parallel), remote
+        segment descriptors handed to the remote reader; the first failed fetch is raised (later answers wait
+        for the next poll) unless every bucket of it has been moved to another offset or unsubscribed since."""
+        fetched: list[tuple[TableBucket, int, list[LogBatch]]] = []
+        error: Exception | None = None
+        while self._answers and error is None:
+            answer = self._answers.popleft()
+            for tb, offset in answer.offsets.items():
+                if self._in_flight.get(tb) == offset:
+                    del self._in_flight[tb]
+            if answer.error is not None and any(self._offsets.get(tb) == o for tb, o in answer.offsets.items()):
+                error = answer.error  # (a fetch from offsets the caller has since left is not its error)
+            for tb, info in answer.remote:
+                if self._offsets.get(tb) == answer.offsets[tb]:
+                    self._remote_reader().add(tb, info)
+            fetched += answer.fetched
+        if fetched:
+            await self._decode(fetched)
+        if error is not None:
+            raise error
 
     def _remote_reader(self):
         if self._remote is None:
@@ -555,18 +675,60 @@ class LogScanner:
 
         return project_as_the_leader(batches, self._reader.history, self._server_projection)
 
-    async def _fetch_from(self, addr: str, tbs: list[TableBucket], wait_ms: int, sink: Sink | None = None) -> None:
+    async def _fetch_from(self, addr: str, offsets: dict[TableBucket, int], wait_ms: int) -> None:
+        """One FetchLog, as a task of its own: its answer (or error) is queued for the next poll, which it wakes."""
+        try:
+            answer = await self._fetch(addr, offsets, wait_ms)
+        except Exception as e:  # noqa: BLE001 - raised by the poll that takes the answer up
+            answer = _FetchAnswer(offsets, [], [], e)
+        self._answers.append(answer)
+        if answer.error is None:
+            self._fetch_on(addr, answer, wait_ms)
+        if self._answered is not None:
+            self._answered.set()
+
+    def _fetch_on(self, addr: str, answer: _FetchAnswer, wait_ms: int) -> None:
+        """The buckets of an answer that brought rows are fetched again at once, from where its rows end, before
+        a poll takes it up: a consumer that falls behind (a busy or descheduled caller) finds the next rows
+        already fetched. At most two answers per bucket wait for a poll; the poll that takes them fetches on."""
+        waiting: dict[TableBucket, int] = {}
+        for a in self._answers:
+            for tb in a.offsets:
+                waiting[tb] = waiting.get(tb, 0) + 1
+        ends = self._read_ends
+        after: dict[TableBucket, int] = {}
+        for tb, offset, batches in answer.fetched:
+            if not batches or waiting.get(tb, 0) > 1 or self._offsets.get(tb) != offset \
+                    or self._in_flight.get(tb) != offset:
+                continue
+            end = batches[-1].next_offset
+            if ends is None or end < ends.get(tb, end + 1):
+                after[tb] = end
+        if after:
+            self._start_fetch(addr, list(after), wait_ms, after)
+
+    async def _fetch_into(self, addr: str, tbs: list[TableBucket], wait_ms: int, sink: Sink) -> None:
+        """One FetchLog of a bounded read (``bounded_read``): its rows go straight to ``sink``, not to a poll."""
+        answer = await self._fetch(addr, {tb: self._offsets[tb] for tb in tbs}, wait_ms)
+        for tb, info in answer.remote:
+            if self._offsets.get(tb) == answer.offsets[tb]:
+                self._remote_reader().add(tb, info)
+        if answer.fetched:
+            await self._decode(answer.fetched, sink)
+
+    async def _fetch(self, addr: str, offsets: dict[TableBucket, int], wait_ms: int) -> _FetchAnswer:
         req = pb.FetchLogRequest(follower_id=-1, max_bytes=self._fetch_max_bytes, min_bytes=self._min_bytes,
                                  max_wait_ms=wait_ms)
         table = pb.FetchTablePb(table_id=self._table.table_id, projection_enabled=self._server_projection is not None,
                                 projected_fields=self._server_projection or [])
-        for tb in tbs:
+        for tb, offset in offsets.items():
             table.buckets.append(pb.FetchBucketPb(partition_id=tb.partition_id_or_none_value, bucket_id=tb.bucket_id,
-                                                  fetch_offset=self._offsets[tb], max_bytes=self._bucket_max_bytes))
+                                                  fetch_offset=offset, max_bytes=self._bucket_max_bytes))
         req.tables.append(table)
         metrics = self._metrics
         started = time.perf_counter()
-        fetch_offsets = {tb: self._offsets[tb] for tb in tbs}
+        answer = _FetchAnswer(offsets, [], [])
+        tbs = list(offsets)
         try:
             resp, records = await self._client.fetch_log(addr, req, wait_ms / 1000 + 30)
         except FlussError as e:  # leader gone or restarting: refresh and try again next poll
@@ -574,9 +736,8 @@ class LogScanner:
                 self._failed(tb, e)
             await asyncio.sleep(0.05)
             await self._refresh(tbs)
-            return
+            return answer
         refresh = False
-        fetched: list[tuple[TableBucket, int, list[LogBatch]]] = []
         if metrics is not None:
             metrics.fetches.count += 1
             metrics.fetch_latency.update((time.perf_counter() - started) * 1000)
@@ -584,7 +745,8 @@ class LogScanner:
         for t, table_records in zip(resp.tables, records, strict=True):
             for r, data in zip(t.buckets, table_records, strict=True):
                 tb = TableBucket(self._table.table_id, r.bucket_id, r.partition_id)
-                if tb not in self._offsets:
+                offset = offsets.get(tb)
+                if offset is None or tb not in self._offsets:
                     continue
                 if metrics is not None and not r.error.code:
                     metrics.lag[tb] = r.high_watermark
@@ -598,19 +760,16 @@ class LogScanner:
                                      err.error_code)
                 self._retries.pop(tb, None)
                 if r.HasField("remote_log_fetch_info"):
-                    if self._offsets.get(tb) == fetch_offsets[tb]:
-                        self._remote_reader().add(tb, r.remote_log_fetch_info)
+                    answer.remote.append((tb, r.remote_log_fetch_info))
                     continue
                 if data:  # a view of the received bytes (``fetch_wire``)
                     nbytes += len(data)
-                    offset = self._offsets[tb]
-                    fetched.append((tb, offset, [b for b in iter_batches(data) if b.next_offset > offset]))
+                    answer.fetched.append((tb, offset, [b for b in iter_batches(data) if b.next_offset > offset]))
         if metrics is not None:
             metrics.bytes_per_request.update(nbytes)
-        if fetched:
-            await self._decode(fetched, sink)
         if refresh:
             await self._refresh(tbs)
+        return answer
 
     async def _decode(self, fetched: list[tuple[TableBucket, int, list[LogBatch]]], sink: Sink | None = None) -> None:
         """Decodes every fetched batch (on several cores when the response is large, ``batch_decode``), then
@@ -650,6 +809,11 @@ class LogScanner:
     async def aclose(self) -> None:
         self._offsets.clear()
         self._buffer.clear()
+        tasks, self._fetch_tasks = list(self._fetch_tasks), set()
+        if tasks and not self._io.loop.is_closed():  # fetches still out (long-polls): not needed any more
+            self._io.loop.call_soon_threadsafe(lambda: [t.cancel() for t in tasks])
+        self._in_flight.clear()
+        self._answers.clear()
         if self._metrics is not None and self._client.metrics is not None:
             self._client.metrics.close_scanner(self._metrics)
             self._metrics = None
