@@ -32,6 +32,7 @@ import org.fluss.py.rpc.FetchTablePb;
 import org.fluss.py.rpc.FetchTableResultPb;
 import org.fluss.py.rpc.ScanKvRequest;
 import org.fluss.py.rpc.ScanKvResponse;
+import org.fluss.py.rpc.TableInfoPb;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -158,11 +159,15 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
      */
     private EvolvingBatchReader reader() {
         if (reader == null) {
-            String format = client.tableInfo(path).getDescriptorPb().getPropertiesMap()
-                    .getOrDefault("table.log.format", "ARROW");
+            TableInfoPb info = client.tableInfo(path);
+            String format = info.getDescriptorPb().getPropertiesMap().getOrDefault("table.log.format", "ARROW");
             rowLog = !"ARROW".equalsIgnoreCase(format.trim());
-            reader = new EvolvingBatchReader(spec.tableType, rowLog ? null : spec.fetchProjection(),
-                    () -> client.tableInfo(path), allocator);
+            TableInfoPb[] fetched = {info}; // the reader's first look at the table: this answer, not a second call
+            reader = new EvolvingBatchReader(spec.tableType, rowLog ? null : spec.fetchProjection(), () -> {
+                TableInfoPb first = fetched[0];
+                fetched[0] = null;
+                return first != null ? first : client.tableInfo(path);
+            }, allocator);
         }
         return reader;
     }
