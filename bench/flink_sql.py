@@ -65,7 +65,7 @@ def _job(t_env, sql: str, pids: dict[str, int]) -> tuple[float, float, dict[str,
     return job.get_net_runtime() / 1000.0, wall, rss.peaks_mb()
 
 
-def child(bootstrap: str, rows: int, rounds: int, server_pids: dict[str, int]) -> dict:
+def child(bootstrap: str, rows: int, rounds: int, server_pids: dict[str, int], database: str = "bench") -> dict:
     from pyflink.table import EnvironmentSettings, TableEnvironment
 
     from fluss.flink import add_connector_jars
@@ -77,7 +77,7 @@ def child(bootstrap: str, rows: int, rounds: int, server_pids: dict[str, int]) -
     config.set("rest.bind-port", "0")
     add_connector_jars(t_env)
     t_env.execute_sql(f"CREATE CATALOG c WITH ('type'='fluss', 'bootstrap.servers'='{bootstrap}')").wait()
-    t_env.execute_sql("CREATE DATABASE IF NOT EXISTS c.bench").wait()
+    t_env.execute_sql(f"CREATE DATABASE IF NOT EXISTS c.{database}").wait()
     for name, n in (("gen_warm", warmup_rows(rows)), ("gen", rows)):
         t_env.execute_sql(f"CREATE TEMPORARY TABLE {name} ({COLUMNS}) WITH ('connector'='datagen', "
                           f"'number-of-rows'='{n}', 'rows-per-second'='{UNTHROTTLED}', 'fields.s0.length'='3', "
@@ -85,12 +85,12 @@ def child(bootstrap: str, rows: int, rounds: int, server_pids: dict[str, int]) -
     t_env.execute_sql(f"CREATE TEMPORARY TABLE sink ({COLUMNS}) WITH ('connector'='blackhole')").wait()
     out: dict[str, list] = {"flink.insert": [], "flink.insert.blackhole": [], "flink.read": []}
     for r in range(rounds + 1):
-        t_env.execute_sql(f"CREATE TABLE c.bench.t_{r} ({COLUMNS}) WITH ('bucket.num'='{BUCKETS}', "
+        t_env.execute_sql(f"CREATE TABLE c.{database}.t_{r} ({COLUMNS}) WITH ('bucket.num'='{BUCKETS}', "
                           "'table.replication.factor'='1')").wait()
         gen = "gen" if r else "gen_warm"
-        jobs = {"flink.insert": f"INSERT INTO c.bench.t_{r} SELECT * FROM {gen}",
+        jobs = {"flink.insert": f"INSERT INTO c.{database}.t_{r} SELECT * FROM {gen}",
                 "flink.insert.blackhole": f"INSERT INTO sink SELECT * FROM {gen}",
-                "flink.read": f"INSERT INTO sink SELECT * FROM c.bench.t_{r}"}
+                "flink.read": f"INSERT INTO sink SELECT * FROM c.{database}.t_{r}"}
         for key, sql in jobs.items():
             if r == 0 and key == "flink.insert.blackhole":
                 continue  # the warm-up inserts from the same datagen table; blackhole has nothing to warm
@@ -196,8 +196,9 @@ def main() -> None:
     parser.add_argument("--rows", type=int, required=True)
     parser.add_argument("--rounds", type=int, required=True)
     parser.add_argument("--pids", default="{}")
+    parser.add_argument("--database", default="bench", help="the Fluss database of the tables (a new one per run)")
     args = parser.parse_args()
-    result = child(args.bootstrap, args.rows, args.rounds, json.loads(args.pids))
+    result = child(args.bootstrap, args.rows, args.rounds, json.loads(args.pids), args.database)
     print(RESULT_MARK + json.dumps(result), flush=True)
 
 

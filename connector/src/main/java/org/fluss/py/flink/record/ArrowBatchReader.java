@@ -37,6 +37,7 @@ import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.columnar.vector.VectorizedColumnBatch;
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.DecimalType;
 import org.apache.flink.table.types.logical.LogicalType;
@@ -60,11 +61,31 @@ public final class ArrowBatchReader implements AutoCloseable {
     private final RowType rowType;
     private final BufferAllocator allocator;
     private final VectorSchemaRoot root;
+    private final boolean columnar;
 
     public ArrowBatchReader(RowType rowType, BufferAllocator allocator) {
         this.rowType = rowType;
         this.allocator = allocator;
         this.root = VectorSchemaRoot.create(ArrowSchemas.of(rowType), allocator);
+        this.columnar = ColumnarBatches.supports(rowType);
+    }
+
+    /** Whether {@link #readColumnar} can decode this reader's rows (flat column types only). */
+    public boolean columnar() {
+        return columnar;
+    }
+
+    /**
+     * Decodes a whole batch into heap column vectors ({@link ColumnarBatches}): the rows are then
+     * {@link org.apache.flink.table.data.columnar.ColumnarRowData} views, no object per field.
+     */
+    public VectorizedColumnBatch readColumnar(LogBatch.View batch) {
+        if (!batch.arrowBody()) {
+            throw new IllegalStateException("Log batch at offset " + batch.baseOffset + " has a row body ("
+                    + batch.bodyFormat() + "): fetch with as_arrow to read it as Arrow");
+        }
+        load(batch.buf, batch.ipcPosition(), batch.ipcLength());
+        return ColumnarBatches.copy(root, rowType);
     }
 
     /** Decodes every row of a batch, starting at row {@code firstRow}. */
@@ -77,15 +98,7 @@ public final class ArrowBatchReader implements AutoCloseable {
     }
 
     public List<RowData> read(byte[] buf, int offset, int length, int firstRow) {
-        try (ArrowRecordBatch rb = MessageSerializer.deserializeRecordBatch(
-                new ReadChannel(Channels.newChannel(new ByteArrayInputStream(buf, offset, length))), allocator)) {
-            if (rb == null) {
-                throw new IllegalStateException("No Arrow record batch in log batch");
-            }
-            new VectorLoader(root, CommonsCompressionFactory.INSTANCE).load(rb);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
+        load(buf, offset, length);
         int n = root.getRowCount();
         int cols = rowType.getFieldCount();
         List<RowData> out = new ArrayList<>(Math.max(0, n - firstRow));
@@ -100,6 +113,18 @@ public final class ArrowBatchReader implements AutoCloseable {
             out.add(row);
         }
         return out;
+    }
+
+    private void load(byte[] buf, int offset, int length) {
+        try (ArrowRecordBatch rb = MessageSerializer.deserializeRecordBatch(
+                new ReadChannel(Channels.newChannel(new ByteArrayInputStream(buf, offset, length))), allocator)) {
+            if (rb == null) {
+                throw new IllegalStateException("No Arrow record batch in log batch");
+            }
+            new VectorLoader(root, CommonsCompressionFactory.INSTANCE).load(rb);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private static Object get(FieldVector v, LogicalType t, int r) {

@@ -65,12 +65,23 @@ public final class ArrowBatchWriter implements AutoCloseable {
     private final int compression;
     private final CompressionCodec codec;
     private final RowData.FieldGetter[] getters;
+    private final LogicalType[] types;
+    private final boolean[] nestedColumn;
+    private final int initialRows;
     private VectorSchemaRoot root;
+    private FieldVector[] vectors; // the root's, by column
     private int rows;
     /** Change types of the buffered rows (KV batches for PutKv); null while every row is append-only. */
     private java.io.ByteArrayOutputStream changeTypes;
 
     public ArrowBatchWriter(RowType rowType, BufferAllocator allocator, int compression, int zstdLevel) {
+        this(rowType, allocator, compression, zstdLevel, 0);
+    }
+
+    /** {@code initialRows}: rows a batch usually holds (its vectors are allocated for them up front; 0: Arrow's default). */
+    public ArrowBatchWriter(RowType rowType, BufferAllocator allocator, int compression, int zstdLevel,
+                            int initialRows) {
+        this.initialRows = initialRows;
         this.rowType = rowType;
         this.allocator = allocator;
         this.compression = compression;
@@ -81,11 +92,24 @@ public final class ArrowBatchWriter implements AutoCloseable {
         for (int i = 0; i < getters.length; i++) {
             getters[i] = RowData.createFieldGetter(rowType.getTypeAt(i), i);
         }
+        this.types = rowType.getChildren().toArray(new LogicalType[0]);
+        this.nestedColumn = new boolean[types.length];
+        for (int i = 0; i < types.length; i++) {
+            nestedColumn[i] = nested(types[i]);
+        }
         newRoot();
     }
 
     private void newRoot() {
         root = VectorSchemaRoot.create(ArrowSchemas.of(rowType), allocator);
+        vectors = root.getFieldVectors().toArray(new FieldVector[0]);
+        if (initialRows > 0) {
+            for (int c = 0; c < vectors.length; c++) {
+                if (!nestedColumn[c]) {
+                    vectors[c].setInitialCapacity(initialRows);
+                }
+            }
+        }
         root.allocateNew();
         rows = 0;
     }
@@ -107,14 +131,14 @@ public final class ArrowBatchWriter implements AutoCloseable {
     }
 
     public void write(RowData row) {
-        for (int c = 0; c < getters.length; c++) {
-            FieldVector v = root.getVector(c);
+        for (int c = 0; c < vectors.length; c++) {
+            FieldVector v = vectors[c];
             if (row.isNullAt(c)) {
                 setNull(v, rows);
                 continue;
             }
-            LogicalType t = rowType.getTypeAt(c);
-            if (nested(t)) {
+            LogicalType t = types[c];
+            if (nestedColumn[c]) {
                 setValue(v, t, getters[c].getFieldOrNull(row), rows, rowType.getFieldNames().get(c));
             } else {
                 set(v, t, row, c, rows);

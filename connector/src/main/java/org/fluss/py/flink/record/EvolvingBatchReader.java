@@ -3,6 +3,7 @@ package org.fluss.py.flink.record;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.columnar.vector.VectorizedColumnBatch;
 import org.apache.flink.table.types.logical.RowType;
 import org.fluss.py.flink.catalog.FlinkConversions;
 import org.fluss.py.rpc.TableInfoPb;
@@ -83,6 +84,21 @@ public final class EvolvingBatchReader implements AutoCloseable {
             out.add(row);
         }
         return out;
+    }
+
+    /**
+     * The whole batch as heap column vectors of this reader's columns, when its body holds exactly them in the
+     * Arrow format and their types are flat ({@link ColumnarBatches}); null otherwise (then use {@link #read}).
+     */
+    public VectorizedColumnBatch readColumnar(LogBatch.View batch) {
+        if (!batch.arrowBody() || !direct.columnar()) {
+            return null;
+        }
+        int[] body = heldBy(batch.schemaId);
+        if (body != null && !Arrays.equals(body, columns)) {
+            return null;
+        }
+        return direct.readColumnar(batch);
     }
 
     /**

@@ -3,6 +3,7 @@ package org.fluss.py.flink.sink;
 import org.fluss.py.flink.client.ConnectionConfig;
 import com.google.common.util.concurrent.ListenableFuture;
 import com.google.protobuf.ByteString;
+import com.google.protobuf.UnsafeByteOperations;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.flink.api.connector.sink2.SinkWriter;
@@ -39,9 +40,11 @@ import java.io.IOException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -59,6 +62,11 @@ import java.util.concurrent.ThreadLocalRandom;
 public class FlussSinkWriter implements SinkWriter<RowData> {
     static final byte CHANGE_UPSERT = 3;
     static final byte CHANGE_DELETE = 4;
+    /**
+     * Batches of one bucket in one request: the server keeps the last 5 batches of a writer per bucket to
+     * recognise a resent request, so a whole resent request is always recognised.
+     */
+    static final int MAX_BATCHES_PER_REQUEST = 4;
 
     private final TablePath path;
     private final RowType rowType;
@@ -85,7 +93,13 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
     private final Map<TableBucket, ArrowBatchWriter> buffers = new LinkedHashMap<>();
     private final Map<TableBucket, ArrayDeque<byte[]>> ready = new LinkedHashMap<>();
     private final Map<TableBucket, Integer> nextSequence = new HashMap<>();
-    private long readyBytes;
+    private final ArrayDeque<Call> inFlight = new ArrayDeque<>(); // oldest first
+    private final Set<TableBucket> busy = new HashSet<>(); // buckets with a request in flight
+    private long pendingBytes; // sealed batches not acknowledged yet (ready or in flight)
+    private int failures; // failed attempts in a row
+    // the bucket of the previous row and its buffer (rows mostly go to the same bucket: sticky, or one partition)
+    private TableBucket lastBucket;
+    private ArrowBatchWriter lastBuffer;
 
     public FlussSinkWriter(ConnectionConfig connection, TablePath path, RowType rowType, SinkSettings settings,
                            int subtask) {
@@ -216,9 +230,15 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
             bucket = stickyBucket.computeIfAbsent(partition == null ? "" : partition,
                     k -> (int) (roundRobin++ % n));
         }
-        TableBucket tb = new TableBucket(tableId, partitionId, bucket);
-        ArrowBatchWriter buf = buffers.computeIfAbsent(tb, k -> new ArrowBatchWriter(rowType, allocator, compression,
-                zstdLevel));
+        TableBucket tb = lastBucket;
+        ArrowBatchWriter buf = lastBuffer;
+        if (tb == null || tb.bucket != bucket || tb.partitionId != partitionId) {
+            tb = new TableBucket(tableId, partitionId, bucket);
+            buf = buffers.computeIfAbsent(tb, k -> new ArrowBatchWriter(rowType, allocator, compression, zstdLevel,
+                    settings.batchRows));
+            lastBucket = tb;
+            lastBuffer = buf;
+        }
         if (kv) {
             buf.write(row, changeType);
         } else {
@@ -229,9 +249,7 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
             if (bucketing == null && !settings.roundRobin) { // sticky: move on after a full batch
                 stickyBucket.put(partition == null ? "" : partition, (int) (roundRobin++ % n));
             }
-            if (readyBytes >= settings.requestMaxBytes) {
-                sendAll();
-            }
+            pump();
         }
     }
 
@@ -283,7 +301,7 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
         }
         byte[] batch = buf.finish(schemaId, writerId, seq);
         ready.computeIfAbsent(tb, k -> new ArrayDeque<>()).add(batch);
-        readyBytes += batch.length;
+        pendingBytes += batch.length;
     }
 
     @Override
@@ -293,97 +311,190 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
                 seal(e.getKey(), e.getValue());
             }
         }
-        sendAll();
-    }
-
-    /** Sends every ready batch, in rounds (one batch per bucket per round keeps each bucket in order). */
-    private void sendAll() throws IOException {
-        int attempt = 0;
-        while (!ready.isEmpty()) {
-            Map<Integer, List<TableBucket>> byLeader = new HashMap<>();
-            for (TableBucket tb : ready.keySet()) {
-                int leader;
-                try {
-                    leader = client.leader(path, tb);
-                } catch (FlussRpcException e) {
-                    if (!e.isRetriable()) {
-                        throw new IOException(e);
-                    }
-                    leader = -1;
+        while (true) {
+            reapDone();
+            dispatch();
+            if (inFlight.isEmpty()) {
+                if (ready.isEmpty()) {
+                    return;
                 }
-                if (leader >= 0) {
-                    byLeader.computeIfAbsent(leader, k -> new ArrayList<>()).add(tb);
-                }
-            }
-            Map<Integer, ListenableFuture<List<ProduceBucketResultPb>>> calls = new HashMap<>();
-            Map<Integer, List<TableBucket>> sent = new HashMap<>();
-            for (Map.Entry<Integer, List<TableBucket>> e : byLeader.entrySet()) {
-                List<TableBucket> tbs = new ArrayList<>(e.getValue());
-                calls.put(e.getKey(), kv ? putKv(e.getKey(), tbs) : produceLog(e.getKey(), tbs));
-                sent.put(e.getKey(), tbs);
-            }
-            int routed = byLeader.values().stream().mapToInt(List::size).sum();
-            boolean retry = routed < ready.size(); // some buckets have no leader right now
-            String lastError = "no leader";
-            for (Map.Entry<Integer, ListenableFuture<List<ProduceBucketResultPb>>> call : calls.entrySet()) {
-                Map<String, ProduceBucketResultPb> results = new HashMap<>();
-                try {
-                    for (ProduceBucketResultPb r : call.getValue().get()) {
-                        results.put(r.getPartitionId() + "/" + r.getBucketId(), r);
-                    }
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("Interrupted while writing to " + path, e);
-                } catch (ExecutionException e) {
-                    if (e.getCause() instanceof FlussRpcException && !((FlussRpcException) e.getCause()).isRetriable()) {
-                        throw new IOException(e.getCause()); // a request-level error the server will not change
-                    }
-                    lastError = e.getCause().toString();
-                }
-                for (TableBucket tb : sent.get(call.getKey())) {
-                    ProduceBucketResultPb r = results.get(tb.partitionId + "/" + tb.bucket);
-                    int code = r == null ? FlussRpcException.NETWORK_EXCEPTION : r.getError().getCode();
-                    if (code == 0) {
-                        ArrayDeque<byte[]> q = ready.get(tb);
-                        readyBytes -= q.pollFirst().length;
-                        if (q.isEmpty()) {
-                            ready.remove(tb);
-                        }
-                    } else if (FlussRpcException.isRetriable(code)) {
-                        client.invalidate(tb);
-                        retry = true;
-                        if (r != null) {
-                            lastError = r.getError().getMessage();
-                        }
-                    } else {
-                        throw new IOException(new FlussRpcException(code, "Writing to " + path + " " + tb + ": "
-                                + r.getError().getMessage()));
-                    }
-                }
-            }
-            if (retry) {
-                if (++attempt > settings.retries || attempt > 600) {
-                    throw new IOException("Writing to " + path + " failed after " + attempt + " attempts: "
-                            + lastError);
-                }
-                FlussClient.sleep(Math.min(1000, 50L * attempt));
+                failed("no leader"); // nothing could be sent: the buckets left have no leader right now
+            } else {
+                reap(inFlight.peekFirst());
             }
         }
     }
 
-    private ListenableFuture<List<ProduceBucketResultPb>> produceLog(int leader, List<TableBucket> tbs) {
+    /**
+     * Sends what is ready without waiting for the answers (the task goes on converting rows meanwhile), and
+     * waits for the oldest requests only while more than {@code requestMaxBytes} are buffered or in flight.
+     */
+    private void pump() throws IOException {
+        reapDone();
+        dispatch();
+        while (pendingBytes >= settings.requestMaxBytes && !inFlight.isEmpty()) {
+            reap(inFlight.peekFirst());
+            dispatch();
+        }
+    }
+
+    /**
+     * One request per leader with the ready batches of its buckets that have no request in flight (at most
+     * {@link #MAX_BATCHES_PER_REQUEST} of a bucket, sent in order; a bucket has one request in flight at a time,
+     * so its batches are appended in sequence order and a resent request is deduplicated by the server).
+     */
+    private void dispatch() throws IOException {
+        if (ready.isEmpty()) {
+            return;
+        }
+        Map<Integer, List<TableBucket>> byLeader = new HashMap<>();
+        for (TableBucket tb : ready.keySet()) {
+            if (busy.contains(tb)) {
+                continue;
+            }
+            int leader;
+            try {
+                leader = client.leader(path, tb);
+            } catch (FlussRpcException e) {
+                if (!e.isRetriable()) {
+                    throw new IOException(e);
+                }
+                leader = -1;
+            }
+            if (leader >= 0) {
+                byLeader.computeIfAbsent(leader, k -> new ArrayList<>()).add(tb);
+            }
+        }
+        int perBucket = kv ? 1 : MAX_BATCHES_PER_REQUEST;
+        for (Map.Entry<Integer, List<TableBucket>> e : byLeader.entrySet()) {
+            Map<TableBucket, List<byte[]>> batches = new LinkedHashMap<>();
+            for (TableBucket tb : e.getValue()) {
+                ArrayDeque<byte[]> q = ready.get(tb);
+                List<byte[]> taken = new ArrayList<>();
+                while (!q.isEmpty() && taken.size() < perBucket) {
+                    taken.add(q.pollFirst());
+                }
+                if (q.isEmpty()) {
+                    ready.remove(tb);
+                }
+                batches.put(tb, taken);
+                busy.add(tb);
+            }
+            ListenableFuture<List<ProduceBucketResultPb>> future;
+            try {
+                future = kv ? putKv(e.getKey(), batches) : produceLog(e.getKey(), batches);
+            } catch (RuntimeException ex) { // the call could not even start: treated like a failed answer
+                future = Futures.immediateFailedFuture(ex);
+            }
+            inFlight.addLast(new Call(future, batches));
+        }
+    }
+
+    /** Handles the answers of the requests that are done, without waiting. */
+    private void reapDone() throws IOException {
+        for (Call c : new ArrayList<>(inFlight)) {
+            if (c.future.isDone()) {
+                reap(c);
+            }
+        }
+    }
+
+    /**
+     * Waits for one request's answer: acknowledged batches are dropped, batches of buckets with a retriable
+     * error go back to the front of their queue (in order) to be resent after a back-off.
+     */
+    private void reap(Call call) throws IOException {
+        inFlight.remove(call);
+        Map<String, ProduceBucketResultPb> results = new HashMap<>();
+        String lastError = "no answer";
+        try {
+            for (ProduceBucketResultPb r : call.future.get()) {
+                results.put(r.getPartitionId() + "/" + r.getBucketId(), r);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("Interrupted while writing to " + path, e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof FlussRpcException && !((FlussRpcException) e.getCause()).isRetriable()) {
+                throw new IOException(e.getCause()); // a request-level error the server will not change
+            }
+            lastError = e.getCause().toString();
+        }
+        boolean retry = false;
+        for (Map.Entry<TableBucket, List<byte[]>> e : call.batches.entrySet()) {
+            TableBucket tb = e.getKey();
+            busy.remove(tb);
+            ProduceBucketResultPb r = results.get(tb.partitionId + "/" + tb.bucket);
+            int code = r == null ? FlussRpcException.NETWORK_EXCEPTION : r.getError().getCode();
+            if (code == 0) {
+                for (byte[] b : e.getValue()) {
+                    pendingBytes -= b.length;
+                }
+            } else if (FlussRpcException.isRetriable(code)) {
+                client.invalidate(tb);
+                ArrayDeque<byte[]> q = ready.computeIfAbsent(tb, k -> new ArrayDeque<>());
+                List<byte[]> back = e.getValue();
+                for (int i = back.size() - 1; i >= 0; i--) {
+                    q.addFirst(back.get(i));
+                }
+                retry = true;
+                if (r != null) {
+                    lastError = r.getError().getMessage();
+                }
+            } else {
+                throw new IOException(new FlussRpcException(code, "Writing to " + path + " " + tb + ": "
+                        + r.getError().getMessage()));
+            }
+        }
+        if (retry) {
+            failed(lastError);
+        } else {
+            failures = 0;
+        }
+    }
+
+    /** Counts a failed attempt (too many in a row fail the write) and backs off before the next one. */
+    private void failed(String lastError) throws IOException {
+        if (++failures > settings.retries || failures > 600) {
+            throw new IOException("Writing to " + path + " failed after " + failures + " attempts: " + lastError);
+        }
+        FlussClient.sleep(Math.min(1000, 50L * failures));
+    }
+
+    /** A request in flight and the batches it carries, per bucket in order. */
+    private static final class Call {
+        final ListenableFuture<List<ProduceBucketResultPb>> future;
+        final Map<TableBucket, List<byte[]>> batches;
+
+        Call(ListenableFuture<List<ProduceBucketResultPb>> future, Map<TableBucket, List<byte[]>> batches) {
+            this.future = future;
+            this.batches = batches;
+        }
+    }
+
+    private static ByteString records(List<byte[]> batches) {
+        ByteString out = ByteString.EMPTY;
+        for (byte[] b : batches) {
+            out = out.concat(UnsafeByteOperations.unsafeWrap(b)); // sealed batches are never modified
+        }
+        return out;
+    }
+
+    private ListenableFuture<List<ProduceBucketResultPb>> produceLog(int leader,
+                                                                     Map<TableBucket, List<byte[]>> batches) {
         ProduceLogRequest.Builder req = ProduceLogRequest.newBuilder().setAcks(settings.acks).setTableId(tableId)
                 .setTimeoutMs(30_000);
-        for (TableBucket tb : tbs) {
+        for (Map.Entry<TableBucket, List<byte[]>> e : batches.entrySet()) {
+            TableBucket tb = e.getKey();
             req.addBuckets(ProduceBucketPb.newBuilder().setPartitionId(tb.partitionId).setBucketId(tb.bucket)
-                    .setRecords(ByteString.copyFrom(ready.get(tb).peekFirst())));
+                    .setRecords(records(e.getValue())));
         }
         return Futures.transform(client.tabletAsync(leader).produceLog(req.build()),
                 r -> FlussClient.checkResponse(r, "ProduceLog to " + path).getBucketsList(),
                 MoreExecutors.directExecutor());
     }
 
-    private ListenableFuture<List<ProduceBucketResultPb>> putKv(int leader, List<TableBucket> tbs) {
+    private ListenableFuture<List<ProduceBucketResultPb>> putKv(int leader, Map<TableBucket, List<byte[]>> batches) {
         PutKvRequest.Builder req = PutKvRequest.newBuilder().setAcks(settings.acks).setTableId(tableId)
                 .setTimeoutMs(30_000);
         if (targetColumns != null) {
@@ -391,9 +502,10 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
                 req.addTargetColumns(c);
             }
         }
-        for (TableBucket tb : tbs) {
+        for (Map.Entry<TableBucket, List<byte[]>> e : batches.entrySet()) {
+            TableBucket tb = e.getKey();
             req.addBuckets(PutKvBucketPb.newBuilder().setPartitionId(tb.partitionId).setBucketId(tb.bucket)
-                    .setRecords(ByteString.copyFrom(ready.get(tb).peekFirst())));
+                    .setRecords(records(e.getValue())));
         }
         return Futures.transform(client.tabletAsync(leader).putKv(req.build()),
                 r -> FlussClient.checkResponse(r, "PutKv to " + path).getBucketsList(),

@@ -11,6 +11,8 @@ import org.apache.flink.connector.base.source.reader.splitreader.SplitsAddition;
 import org.apache.flink.connector.base.source.reader.splitreader.SplitsChange;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.columnar.ColumnarRowData;
+import org.apache.flink.table.data.columnar.vector.VectorizedColumnBatch;
 import org.fluss.py.flink.client.FlussClient;
 import org.fluss.py.flink.client.FlussRpcException;
 import org.fluss.py.flink.client.TableBucket;
@@ -30,6 +32,7 @@ import org.fluss.py.rpc.FetchTablePb;
 import org.fluss.py.rpc.FetchTableResultPb;
 import org.fluss.py.rpc.ScanKvRequest;
 import org.fluss.py.rpc.ScanKvResponse;
+import org.fluss.py.rpc.TableInfoPb;
 
 import java.io.IOException;
 import java.util.ArrayList;
@@ -156,11 +159,15 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
      */
     private EvolvingBatchReader reader() {
         if (reader == null) {
-            String format = client.tableInfo(path).getDescriptorPb().getPropertiesMap()
-                    .getOrDefault("table.log.format", "ARROW");
+            TableInfoPb info = client.tableInfo(path);
+            String format = info.getDescriptorPb().getPropertiesMap().getOrDefault("table.log.format", "ARROW");
             rowLog = !"ARROW".equalsIgnoreCase(format.trim());
-            reader = new EvolvingBatchReader(spec.tableType, rowLog ? null : spec.fetchProjection(),
-                    () -> client.tableInfo(path), allocator);
+            TableInfoPb[] fetched = {info}; // the reader's first look at the table: this answer, not a second call
+            reader = new EvolvingBatchReader(spec.tableType, rowLog ? null : spec.fetchProjection(), () -> {
+                TableInfoPb first = fetched[0];
+                fetched[0] = null;
+                return first != null ? first : client.tableInfo(path);
+            }, allocator);
         }
         return reader;
     }
@@ -404,6 +411,8 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
         }
         boolean any = false;
         boolean collecting = a.collecting();
+        // rows handed out as they are read: columnar views over the batch (no GenericRowData per row)
+        boolean plain = project == null && !collecting && !spec.binlog && !spec.changelog;
         String id = a.split.splitId();
         for (LogBatch.View batch : LogBatch.parse(records)) {
             if (batch.nextOffset() <= a.nextOffset) {
@@ -411,13 +420,22 @@ public final class FlussSplitReader implements SplitReader<FlussRecord, FlussSpl
             }
             batch.ensureValid();
             int first = (int) Math.max(0, a.nextOffset - batch.baseOffset);
-            List<RowData> rows = batchReader.read(batch, first);
-            if (project != null) {
-                rows.replaceAll(row -> ReadSpec.project(row, project));
+            VectorizedColumnBatch columns = plain ? batchReader.readColumnar(batch) : null;
+            List<RowData> rows = null;
+            int count;
+            if (columns != null) {
+                count = Math.max(0, columns.getNumRows() - first);
+            } else {
+                rows = batchReader.read(batch, first);
+                if (project != null) {
+                    rows.replaceAll(row -> ReadSpec.project(row, project));
+                }
+                count = rows.size();
             }
             byte[] changeTypes = batch.changeTypes();
             long offset = batch.baseOffset + first;
-            for (RowData row : rows) {
+            for (int k = 0; k < count; k++) {
+                RowData row = columns != null ? new ColumnarRowData(columns, first + k) : rows.get(k);
                 if (a.split.isBounded() && offset >= a.split.stoppingOffset) {
                     break;
                 }
