@@ -53,7 +53,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * key encoding (the same bytes as the Python client) when the table has a bucket key, else sticky (one bucket
  * per batch) or round-robin — and is appended to that bucket's Arrow buffer. Full buffers become log
  * batches; batches are sent in rounds, one ProduceLog per leader in parallel, retriable errors resent with
- * the same writer id and sequence (so the server drops duplicates). {@link #flush} sends everything and
+ * the same writer id and sequence (so the server drops duplicates); UNKNOWN_WRITER_ID (the leader forgot the
+ * writer) restarts the bucket's sequences at 0. {@link #flush} sends everything and
  * waits, which Flink calls before each checkpoint barrier and at the end of input.
  */
 public class FlussSinkWriter implements SinkWriter<RowData> {
@@ -349,6 +350,10 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
                         if (q.isEmpty()) {
                             ready.remove(tb);
                         }
+                    } else if (code == FlussRpcException.UNKNOWN_WRITER_ID && writerId != LogBatch.NO_WRITER_ID) {
+                        restartSequences(tb); // every earlier batch of the bucket was acknowledged
+                        retry = true;
+                        lastError = r.getError().getMessage();
                     } else if (FlussRpcException.isRetriable(code)) {
                         client.invalidate(tb);
                         retry = true;
@@ -369,6 +374,20 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
                 FlussClient.sleep(Math.min(1000, 50L * attempt));
             }
         }
+    }
+
+    /**
+     * The leader has no batch of this writer in the bucket and the batch sent was not sequence 0: the bucket
+     * forgot the writer (its batches expired from the log, or the log restarted without writer state). One
+     * batch per bucket is in flight and every earlier one was acknowledged, so no earlier batch can still
+     * arrive: the bucket's sequences restart at 0 from the batch sent, and the batches are sent again.
+     */
+    private void restartSequences(TableBucket tb) {
+        int seq = 0;
+        for (byte[] batch : ready.get(tb)) {
+            LogBatch.restampSequence(batch, seq++);
+        }
+        nextSequence.put(tb, seq);
     }
 
     private ListenableFuture<List<ProduceBucketResultPb>> produceLog(int leader, List<TableBucket> tbs) {
