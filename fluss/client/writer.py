@@ -229,7 +229,8 @@ class Sender:
     batches keep their order: sequences are given in queue order at first send, a failed batch goes back to
     its place in the queue, and the leader appends a writer's batches in sequence order (a request that
     arrives before its predecessor waits for it, see ``ReplicaManager.produce``). After a batch fails for
-    good, the later batches of its bucket are numbered again once none is in flight.
+    good, the later batches of its bucket are numbered again once none is in flight; after the leader answers
+    UNKNOWN_WRITER_ID for a bucket whose earlier batches were all acknowledged (it forgot the writer), from 0.
     """
 
     RPC = "ProduceLog"
@@ -253,7 +254,7 @@ class Sender:
         self.queues: dict[TableBucket, deque[_PendingBatch]] = defaultdict(deque)
         self.in_flight: dict[TableBucket, list[_PendingBatch]] = defaultdict(list)
         self._backoff: dict[TableBucket, int] = defaultdict(int)  # failed requests waiting out their retry delay
-        self._renumber_from: dict[TableBucket, int] = {}  # a batch failed for good: renumber from its sequence
+        self._renumber_from: dict[TableBucket, int] = {}  # renumber from this sequence (a batch failed for good)
         self._wakeup: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
         self._idle: asyncio.Event | None = None
@@ -504,8 +505,9 @@ class Sender:
         for b in batches:
             b.retry = state
         action = state.failed(err)
-        if action is RetryAction.FAIL and not state.expired() and self._out_of_order_retriable(tb, batches, err) \
-                and (self.policy.max_attempts is None or state.attempts <= self.policy.max_attempts):
+        if action is RetryAction.FAIL and not state.expired() \
+                and (self.policy.max_attempts is None or state.attempts <= self.policy.max_attempts) \
+                and (self._out_of_order_retriable(tb, batches, err) or self._unknown_writer_retriable(tb, batches, err)):
             return RetryAction.BACKOFF
         return action
 
@@ -514,11 +516,30 @@ class Sender:
         requests: the leader waited for the predecessor in vain; it comes again)."""
         if err.error_code != ErrorCode.OUT_OF_ORDER_SEQUENCE_EXCEPTION or self.max_in_flight is None:
             return False
-        first = batches[0].sequence
+        return self._earlier_unacknowledged(tb, batches[0].sequence)
+
+    def _unknown_writer_retriable(self, tb: TableBucket, batches: list[_PendingBatch], err: FlussError) -> bool:
+        """UNKNOWN_WRITER_ID: the leader has no batch of this writer in the bucket, and this request's first
+        sequence is not 0. While an earlier batch of the bucket is unacknowledged (in flight, queued for a retry,
+        or failed for good) it has yet to arrive: back off and send again. Otherwise every earlier batch was
+        acknowledged, so the bucket forgot the writer (its batches expired from the log, or a log restarted
+        without its writer state): the bucket's sequences restart at 0, from this batch on, once none of its
+        batches is in flight (``_renumber``), and the batches are sent again."""
+        if err.error_code != ErrorCode.UNKNOWN_WRITER_ID_EXCEPTION or not self.idempotent or not batches[0].sequenced:
+            return False
+        if not self._earlier_unacknowledged(tb, batches[0].sequence):
+            log.info("%s: the leader no longer knows writer %d (its batches expired); sequences restart at 0 "
+                     "from batch sequence %d", self._what(tb), self.writer_id, batches[0].sequence)
+            self._renumber_from[tb] = 0
+        return True
+
+    def _earlier_unacknowledged(self, tb: TableBucket, sequence: int) -> bool:
+        """Whether a batch of ``tb`` before ``sequence`` is in flight, queued again, or failed for good (its
+        successors are renumbered)."""
         if tb in self._renumber_from:
             return True
         earlier = (b for b in itertools.chain(self.in_flight[tb], self.queues[tb]) if b.sequenced)
-        return any(b.sequence < first for b in earlier)
+        return any(b.sequence < sequence for b in earlier)
 
     def _requeue(self, tb: TableBucket, batches: list[_PendingBatch]) -> None:
         """Puts failed batches back at the front, in sequence order among the other batches sent before."""
@@ -530,12 +551,12 @@ class Sender:
         q.extendleft(reversed(front))
 
     def _renumber(self, tb: TableBucket) -> None:
-        """After a batch failed for good and nothing of the bucket is in flight: the queued batches after it get
-        new sequences at their next send, from the failed batch's sequence on."""
+        """After a batch failed for good (or the leader forgot the writer: from 0) and nothing of the bucket is in
+        flight: the queued batches from that sequence on get new sequences at their next send."""
         first = self._renumber_from.pop(tb)
         self.next_sequence[tb] = first
         for b in self.queues[tb]:
-            if b.sequenced and b.sequence > first:
+            if b.sequenced and b.sequence >= first:
                 b.sequenced, b.sequence, b.header = False, -1, None
 
     async def _call(self, addr: str, payload: bytes):

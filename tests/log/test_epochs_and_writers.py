@@ -79,6 +79,28 @@ def test_resent_batches_are_skipped_and_gaps_rejected(tmp_path):
     assert _values(reopened) == [1, 2, 3, 4, 5]
 
 
+def test_an_unknown_writer_starts_at_sequence_0(tmp_path):
+    """A writer with no batch in the log: a later sequence may have overtaken its first batches, so it is refused
+    (retriable UNKNOWN_WRITER_ID) instead of starting the writer's history past them. A writer the log forgot
+    (restarted without writer state, as from remote storage) starts again at 0; PutKv's changelog (gaps
+    allowed) still takes any sequence."""
+    log = LogTablet.open(tmp_path, LogConfig())
+    with pytest.raises(FlussError) as e:
+        log.append_as_leader(_batch([2], writer_id=9, seq=1), leader_epoch=0)
+    assert e.value.error_code == ErrorCode.UNKNOWN_WRITER_ID_EXCEPTION and "sequence 1, not 0" in e.value.message
+    assert log.log_end_offset == 0 and len(log.writers) == 0  # nothing written, no state started
+    log.append_as_leader(_batch([1], writer_id=9, seq=0) + _batch([2], writer_id=9, seq=1), leader_epoch=0)
+    log.restart_at(log.log_end_offset)  # the earlier batches only in remote storage, without writer state
+    with pytest.raises(FlussError) as e:
+        log.append_as_leader(_batch([3], writer_id=9, seq=2), leader_epoch=0)
+    assert e.value.error_code == ErrorCode.UNKNOWN_WRITER_ID_EXCEPTION
+    log.append_as_leader(_batch([3], writer_id=9, seq=0), leader_epoch=0)  # the writer restarts at 0
+    log.append_as_leader(_batch([4], writer_id=9, seq=1), leader_epoch=0)
+    assert log.append_as_leader(_batch([4], writer_id=9, seq=1), leader_epoch=0).record_count == 0  # a resend
+    log.append_as_leader(_batch([5], writer_id=11, seq=6), leader_epoch=0, allow_sequence_gap=True)
+    assert _values(log) == [3, 4, 5]
+
+
 def test_a_sequence_gap_is_reported_before_the_append_would_reject_it():
     writers = WriterStateManager()
     assert not writers.is_gap(4, 0) and writers.is_gap(4, 1)  # a new writer starts at 0

@@ -727,7 +727,11 @@ def test_a_restarted_follower_gets_the_epochs_and_writer_state_from_the_remote_s
     reopened_without = LogTablet.open(tmp_path / "plain", SMALL)
     fill(reopened_without, 5)
     reopened_without.restart_at(restart)  # what a restart without the aux state gave: an unknown writer
-    assert reopened_without.writers.check(7, resent, "x") is None and reopened_without.epochs.entries() == []
+    assert reopened_without.epochs.entries() == []
+    with pytest.raises(FlussError) as e:  # its resend is not recognised: the writer restarts the bucket at 0
+        reopened_without.writers.check(7, resent, "x")
+    assert e.value.error_code == ErrorCode.UNKNOWN_WRITER_ID_EXCEPTION
+    assert reopened_without.writers.check(7, 0, "x") is None
     reopened_without.close()
 
 

@@ -2,7 +2,8 @@
 
 Each client batch carries ``writer_id`` and a per-bucket ``batch_sequence`` (0, 1, 2, ...). The leader accepts
 the next sequence, answers a resend of one of the last ``RETAINED_BATCHES`` with the offset it already has, and
-rejects any other sequence with OUT_OF_ORDER_SEQUENCE_EXCEPTION. The state is rebuilt from the batch headers of
+rejects any other sequence with OUT_OF_ORDER_SEQUENCE_EXCEPTION; a writer it has no history of starts at
+sequence 0 (any other: UNKNOWN_WRITER_ID_EXCEPTION, see ``check``). The state is rebuilt from the batch headers of
 the log when a replica opens, and kept up to date on followers too, so a new leader deduplicates retries of
 batches its predecessor appended.
 
@@ -43,6 +44,13 @@ class WriterStateManager:
     def check(self, writer_id: int, sequence: int, where: str, allow_gap: bool = False) -> AppendedBatch | None:
         """The earlier append of this batch if it is a duplicate; None if it is the next one; raises otherwise.
 
+        A writer the bucket has no history of must start at sequence 0: a later sequence may be a batch that
+        overtook the writer's first ones (several requests in flight), and taking it would start the history
+        past them and refuse them for good. It gets UNKNOWN_WRITER_ID_EXCEPTION, which the writer retries while
+        an earlier batch of the bucket is unacknowledged and otherwise answers by restarting the bucket's
+        sequence at 0 (the bucket forgot it: its batches expired from the log), as Fluss's leader requires
+        sequence 0 of a writer it does not know.
+
         ``allow_gap``: a sequence past the next one is taken too. PutKv uses it: its writers keep one request per
         bucket in flight, so a gap can only be batches that changed nothing (a delete of an absent key, a row
         the merge engine ignored), which leave no batch in the log; a new leader rebuilt from the log does not
@@ -51,7 +59,12 @@ class WriterStateManager:
             return None
         history = self._writers.get(writer_id)
         if not history:
-            return None  # a new writer (or one whose batches all expired)
+            if sequence == 0 or allow_gap:
+                return None  # a new writer (or one whose batches all expired)
+            raise FlussError(f"Unknown writer {writer_id} for {where}: its first batch here has sequence "
+                             f"{sequence}, not 0 (an earlier batch of it has not arrived yet, or the writer's "
+                             "batches expired from this bucket's log; the writer retries, or restarts the "
+                             "bucket's sequence at 0)", ErrorCode.UNKNOWN_WRITER_ID_EXCEPTION)
         last = history[-1].sequence
         if sequence == last + 1 or (allow_gap and sequence > last):
             return None

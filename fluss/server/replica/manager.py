@@ -377,7 +377,8 @@ class ReplicaManager:
         An idempotent writer may have several requests in flight per bucket, and they can arrive (or reach the
         append) out of order. A request whose first batch sequence leaves a gap waits, up to
         ``SEQUENCE_GAP_WAIT_S`` (and half its timeout), for the batches before it to be appended; if they do
-        not come the append rejects it (OUT_OF_ORDER_SEQUENCE_EXCEPTION) and the writer sends it again.
+        not come the append rejects it (OUT_OF_ORDER_SEQUENCE_EXCEPTION, or UNKNOWN_WRITER_ID_EXCEPTION when the
+        bucket has no batch of that writer: see ``WriterStateManager.check``) and the writer sends it again.
         """
         records = bucket.records
         await self._after_stop_checks(request, bucket)

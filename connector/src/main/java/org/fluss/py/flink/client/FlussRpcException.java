@@ -24,6 +24,8 @@ public class FlussRpcException extends RuntimeException {
 
     /** The retriable codes of fluss/errors.py (RETRIABLE_CODES). */
     private static final Set<Integer> RETRIABLE = Set.of(1, 12, 3, 21, 25, 28, 29, 44, 24, 51, 9);
+    /** The leader has no batch of the writer in the bucket and the batch is not sequence 0 (errors.py). */
+    public static final int UNKNOWN_WRITER_ID = 33;
 
     private final int code;
 

@@ -180,6 +180,16 @@ public final class LogBatch {
         return out;
     }
 
+    /**
+     * Stamps a built batch with another batch sequence, in place, and recomputes its CRC (a writer that restarts
+     * a bucket's sequences at 0 after the leader forgot it).
+     */
+    public static void restampSequence(byte[] batch, int batchSequence) {
+        ByteBuffer h = ByteBuffer.wrap(batch).order(ByteOrder.LITTLE_ENDIAN);
+        h.putInt(48, batchSequence);
+        h.putInt(0, (int) crc32c(batch, 4, batch.length - 4));
+    }
+
     public static long crc32c(byte[] buf, int offset, int length) {
         CRC32C crc = new CRC32C();
         crc.update(buf, offset, length);

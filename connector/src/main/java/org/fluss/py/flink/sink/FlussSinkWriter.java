@@ -56,7 +56,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * key encoding (the same bytes as the Python client) when the table has a bucket key, else sticky (one bucket
  * per batch) or round-robin — and is appended to that bucket's Arrow buffer. Full buffers become log
  * batches; batches are sent in rounds, one ProduceLog per leader in parallel, retriable errors resent with
- * the same writer id and sequence (so the server drops duplicates). {@link #flush} sends everything and
+ * the same writer id and sequence (so the server drops duplicates); UNKNOWN_WRITER_ID (the leader forgot the
+ * writer) restarts the bucket's sequences at 0. {@link #flush} sends everything and
  * waits, which Flink calls before each checkpoint barrier and at the end of input.
  */
 public class FlussSinkWriter implements SinkWriter<RowData> {
@@ -430,6 +431,15 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
                 for (byte[] b : e.getValue()) {
                     pendingBytes -= b.length;
                 }
+            } else if (code == FlussRpcException.UNKNOWN_WRITER_ID && writerId != LogBatch.NO_WRITER_ID) {
+                ArrayDeque<byte[]> q = ready.computeIfAbsent(tb, k -> new ArrayDeque<>());
+                List<byte[]> back = e.getValue();
+                for (int i = back.size() - 1; i >= 0; i--) {
+                    q.addFirst(back.get(i));
+                }
+                restartSequences(tb); // every earlier batch of the bucket was acknowledged
+                retry = true;
+                lastError = r.getError().getMessage();
             } else if (FlussRpcException.isRetriable(code)) {
                 client.invalidate(tb);
                 ArrayDeque<byte[]> q = ready.computeIfAbsent(tb, k -> new ArrayDeque<>());
@@ -459,6 +469,20 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
             throw new IOException("Writing to " + path + " failed after " + failures + " attempts: " + lastError);
         }
         FlussClient.sleep(Math.min(1000, 50L * failures));
+    }
+
+    /**
+     * The leader has no batch of this writer in the bucket and the request's first batch was not sequence 0: the
+     * bucket forgot the writer (its batches expired from the log, or the log restarted without writer state). A
+     * bucket has one request in flight and every earlier one was acknowledged, so no earlier batch can still
+     * arrive: the bucket's queued batches (the failed request's first) are re-stamped from sequence 0 and resent.
+     */
+    private void restartSequences(TableBucket tb) {
+        int seq = 0;
+        for (byte[] batch : ready.get(tb)) {
+            LogBatch.restampSequence(batch, seq++);
+        }
+        nextSequence.put(tb, seq);
     }
 
     /** A request in flight and the batches it carries, per bucket in order. */

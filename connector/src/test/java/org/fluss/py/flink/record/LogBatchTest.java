@@ -157,6 +157,16 @@ class LogBatchTest {
     }
 
     @Test
+    void restampedSequenceKeepsTheBatchValid() {
+        byte[] batch = LogBatch.build(new byte[16], 2, 1, 0, 77L, 5);
+        LogBatch.restampSequence(batch, 0);
+        LogBatch.View v = LogBatch.parse(batch).get(0);
+        assertEquals(0, v.batchSequence);
+        assertEquals(77L, v.writerId);
+        assertTrue(v.isValid());
+    }
+
+    @Test
     void crc32cIsCastagnoli() {
         // RFC 3720 check value: CRC32C("123456789") = 0xE3069283
         assertEquals(0xE3069283L, LogBatch.crc32c("123456789".getBytes(), 0, 9));
