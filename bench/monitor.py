@@ -27,6 +27,16 @@ def read_status_kb(pid: int, field: str) -> int | None:
     return None
 
 
+def cpu_seconds(pid: int | None) -> float:
+    """utime + stime of a process (s), 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except (OSError, TypeError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def descendants(pid: int) -> list[int]:
     """Every running process below ``pid`` (children, grandchildren, ...), from the parent ids in ``/proc``."""
     parents: dict[int, list[int]] = {}

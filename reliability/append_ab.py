@@ -19,27 +19,20 @@ from pathlib import Path
 import fluss
 from bench.data import SCHEMA, make_batch
 from fluss.server.cluster import LocalCluster
+from reliability.trees import cpu_seconds, start_cluster, tablet_server_pids
 
 
-def _start(tree: Path, replication: int, extra: dict[str, str], server_cpus: set[int] | None = None) -> LocalCluster:
-    """A cluster whose servers run ``tree``; on ``server_cpus`` only when given (the processes it starts inherit
-    this process's CPU affinity, which is restored afterwards)."""
-    old, cwd = os.environ.get("PYTHONPATH"), os.getcwd()
-    own_cpus = os.sched_getaffinity(0)
-    os.environ["PYTHONPATH"] = str(tree)
-    os.chdir(tree)  # `python -m` puts the working directory first on sys.path
-    try:
-        if server_cpus:
-            os.sched_setaffinity(0, server_cpus)
-        config = {"default.replication.factor": str(replication), **extra}
-        return LocalCluster(tablet_servers=3, server_config=config).start()
-    finally:
-        os.sched_setaffinity(0, own_cpus)
-        os.chdir(cwd)
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
+def _replication(factor: int) -> dict[str, str]:
+    return {"default.replication.factor": str(factor)}
+
+
+def _split_cpus() -> tuple[set[int], set[int]]:
+    """The servers' CPUs and the client's: the upper half and the lower half of this process's CPUs."""
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        raise SystemExit("--pin needs at least 2 CPUs")
+    half = len(cpus) // 2
+    return set(cpus[half:]), set(cpus[:half])
 
 
 async def _writer(cluster: LocalCluster, name: str):
@@ -52,19 +45,11 @@ async def _writer(cluster: LocalCluster, name: str):
     return conn, table.new_append().create_writer()
 
 
-def _cpu_seconds(cluster: LocalCluster) -> float:
-    """User + system CPU time used so far by the cluster's tablet servers (``/proc/<pid>/stat``)."""
-    total = 0
-    for sid in cluster.live_tablet_servers():
-        fields = Path(f"/proc/{cluster.tablet_server_pid(sid)}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15 of the whole line)
-    return total / os.sysconf("SC_CLK_TCK")
-
-
 async def run(a: Path, b: Path, rounds: int, rows: int, replication: int, a_config: dict[str, str],
               b_config: dict[str, str], pin: bool = False) -> tuple[dict[str, list[float]], ...]:
     server_cpus, client_cpus = _split_cpus() if pin else (None, None)
-    clusters = {"A": _start(a, replication, a_config, server_cpus), "B": _start(b, replication, b_config, server_cpus)}
+    clusters = {"A": start_cluster(a, {**_replication(replication), **a_config}, server_cpus),
+                "B": start_cluster(b, {**_replication(replication), **b_config}, server_cpus)}
     if client_cpus:
         os.sched_setaffinity(0, client_cpus)
     rates: dict[str, list[float]] = {"A": [], "B": []}
@@ -77,12 +62,12 @@ async def run(a: Path, b: Path, rounds: int, rows: int, replication: int, a_conf
             order = ("A", "B") if r % 2 == 0 else ("B", "A")
             for k in order:
                 writer = writers[k][1]
-                c0, p0, t0 = _cpu_seconds(clusters[k]), time.process_time(), time.perf_counter()
+                c0, p0, t0 = cpu_seconds(tablet_server_pids(clusters[k])), time.process_time(), time.perf_counter()
                 writer.write_arrow_batch(batch)
                 await writer.flush()
                 if r >= 2:  # warm-up rounds not counted
                     rates[k].append(rows / (time.perf_counter() - t0))
-                    cpu[k].append((_cpu_seconds(clusters[k]) - c0) / rows * 1e6)
+                    cpu[k].append((cpu_seconds(tablet_server_pids(clusters[k])) - c0) / rows * 1e6)
                     client_cpu[k].append((time.process_time() - p0) / rows * 1e6)
         for k, c in clusters.items():
             print(f"{k}: the leader {'refuses' if _refuses_contradicting_batch(c, f't{k}') else 'ACCEPTS'} a CRC-valid "
@@ -97,15 +82,6 @@ async def run(a: Path, b: Path, rounds: int, rows: int, replication: int, a_conf
         for c in clusters.values():
             c.stop()
     return rates, cpu, client_cpu
-
-
-def _split_cpus() -> tuple[set[int], set[int]]:
-    """The servers' CPUs and the client's: the upper half and the lower half of this process's CPUs."""
-    cpus = sorted(os.sched_getaffinity(0))
-    if len(cpus) < 2:
-        raise SystemExit("--pin needs at least 2 CPUs")
-    half = len(cpus) // 2
-    return set(cpus[half:]), set(cpus[:half])
 
 
 def _refuses_contradicting_batch(cluster: LocalCluster, table: str) -> bool:

@@ -20,32 +20,6 @@ import time
 from pathlib import Path
 
 
-def _cpu_seconds(pids: list[int]) -> float:
-    """User + system CPU time used so far by ``pids`` (``/proc/<pid>/stat``)."""
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / os.sysconf("SC_CLK_TCK")
-
-
-def _start(tree: Path):
-    """A 3-tablet-server cluster whose servers run ``tree``."""
-    from fluss.server.cluster import LocalCluster
-
-    old, cwd = os.environ.get("PYTHONPATH"), os.getcwd()
-    os.environ["PYTHONPATH"] = str(tree)
-    os.chdir(tree)  # `python -m` puts the working directory first on sys.path
-    try:
-        return LocalCluster(tablet_servers=3).start()
-    finally:
-        os.chdir(cwd)
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
-
-
 async def _child(bootstrap: str, table: str, seconds: float) -> dict:
     """One round in this process (run with the tree under test on ``PYTHONPATH``)."""
     from dataclasses import replace
@@ -74,16 +48,22 @@ def _round(tree: Path, bootstrap: str, table: str, seconds: float) -> dict:
 
 
 def run(a: Path, b: Path, rounds: int, seconds: float) -> dict[str, list[dict]]:
-    clusters = {"A": _start(a), "B": _start(b)}
+    from reliability.trees import (  # here: a --child runs another tree
+        cpu_seconds,
+        start_cluster,
+        tablet_server_pids,
+    )
+
+    clusters = {"A": start_cluster(a), "B": start_cluster(b)}
     results: dict[str, list[dict]] = {"A": [], "B": []}
     try:
         for r in range(rounds):
             for k in (("A", "B") if r % 2 == 0 else ("B", "A")):
                 c = clusters[k]
-                pids = [c.tablet_server_pid(s) for s in c.live_tablet_servers()]
-                s0 = _cpu_seconds(pids)
+                pids = tablet_server_pids(c)
+                s0 = cpu_seconds(pids)
                 res = _round(a if k == "A" else b, c.bootstrap_servers, f"lat{r}", seconds)
-                res["server_cpu_s"] = _cpu_seconds(pids) - s0
+                res["server_cpu_s"] = cpu_seconds(pids) - s0
                 results[k].append(res)
                 print(f"round {r} {k}: p50 {res['p50']:.2f} ms, p99 {res['p99']:.2f} ms, client CPU "
                       f"{res['client_cpu_s'] / res['rows'] * 1e6:.1f} us/row, servers "

@@ -25,19 +25,13 @@ from pathlib import Path
 
 import numpy as np
 
+from reliability.trees import cpu_seconds, tablet_server_pids
+
 KEYS = 150_000
 CONCURRENCY = 1_000
 
 
 # ---------------------------------------------------------------- child (one tree)
-
-
-def _server_cpu(cluster) -> float:
-    total = 0
-    for sid in cluster.live_tablet_servers():
-        fields = Path(f"/proc/{cluster.tablet_server_pid(sid)}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 async def _child(batched_keys: int, single_keys: int) -> None:
@@ -71,18 +65,18 @@ async def _child(batched_keys: int, single_keys: int) -> None:
             if line.strip() != "round":
                 break
             sample = rng.integers(0, KEYS, batched_keys).tolist()
-            s0, c0, t0 = _server_cpu(cluster), time.process_time(), time.perf_counter()
+            s0, c0, t0 = cpu_seconds(tablet_server_pids(cluster)), time.process_time(), time.perf_counter()
             found = 0
             for lo in range(0, batched_keys, CONCURRENCY):
                 got = await asyncio.gather(*(lookuper.lookup({"seq": k}) for k in sample[lo:lo + CONCURRENCY]))
                 found += sum(g is not None for g in got)
             dt = time.perf_counter() - t0
             batched = {"rate": batched_keys / dt, "client_us": (time.process_time() - c0) / batched_keys * 1e6,
-                       "server_us": (_server_cpu(cluster) - s0) / batched_keys * 1e6}
+                       "server_us": (cpu_seconds(tablet_server_pids(cluster)) - s0) / batched_keys * 1e6}
             if found != batched_keys:
                 raise RuntimeError(f"batched lookups found {found} of {batched_keys}")
             lat = np.empty(single_keys)
-            s0, c0 = _server_cpu(cluster), time.process_time()
+            s0, c0 = cpu_seconds(tablet_server_pids(cluster)), time.process_time()
             for i, k in enumerate(rng.integers(0, KEYS, single_keys).tolist()):
                 t0 = time.perf_counter()
                 if await single.lookup({"seq": k}) is None:
@@ -90,7 +84,7 @@ async def _child(batched_keys: int, single_keys: int) -> None:
                 lat[i] = (time.perf_counter() - t0) * 1000
             out = {"batched": batched, "p50": float(np.percentile(lat, 50)), "p99": float(np.percentile(lat, 99)),
                    "single_client_us": (time.process_time() - c0) / single_keys * 1e6,
-                   "single_server_us": (_server_cpu(cluster) - s0) / single_keys * 1e6}
+                   "single_server_us": (cpu_seconds(tablet_server_pids(cluster)) - s0) / single_keys * 1e6}
             print(json.dumps(out), flush=True)
         await lookuper.aclose()
         await single.aclose()

@@ -21,15 +21,9 @@ import sys
 import time
 from pathlib import Path
 
+from reliability.trees import cpu_seconds, start_cluster
+
 SCANS = ("full", "projected")
-
-
-def _server_cpu(pids: list[int]) -> float:
-    total = 0
-    for pid in pids:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
 
 
 async def _client(bootstrap: str, pids: list[int], scans: int) -> dict[str, list[list[float]]]:
@@ -48,31 +42,15 @@ async def _client(bootstrap: str, pids: list[int], scans: int) -> dict[str, list
                     scan = scan.project_by_name(PROJECTED)
                 scanner = await scan.create_record_batch_log_scanner()
                 scanner.subscribe_buckets(dict.fromkeys(range(3), fluss.EARLIEST_OFFSET))
-                s0, c0, t0 = _server_cpu(pids), time.process_time(), time.perf_counter()
+                s0, c0, t0 = cpu_seconds(pids), time.process_time(), time.perf_counter()
                 rows = (await scanner.to_arrow()).num_rows
-                dt, c1, s1 = time.perf_counter() - t0, time.process_time(), _server_cpu(pids)
+                dt, c1, s1 = time.perf_counter() - t0, time.process_time(), cpu_seconds(pids)
                 await scanner.aclose()
                 if r:
                     out[kind].append([rows / dt, (c1 - c0) / rows * 1e9, (s1 - s0) / rows * 1e9])
     finally:
         await conn.close()
     return out
-
-
-def _start(tree: Path):
-    from fluss.server.cluster import LocalCluster
-
-    old, cwd = os.environ.get("PYTHONPATH"), os.getcwd()
-    os.environ["PYTHONPATH"] = str(tree)
-    os.chdir(tree)
-    try:
-        return LocalCluster(tablet_servers=3).start()
-    finally:
-        os.chdir(cwd)
-        if old is None:
-            os.environ.pop("PYTHONPATH", None)
-        else:
-            os.environ["PYTHONPATH"] = old
 
 
 async def _fill(bootstrap: str, rows: int) -> None:
@@ -111,7 +89,7 @@ def main() -> None:
         print("RESULT " + json.dumps(result), flush=True)
         return
     trees = {"A": args.a.resolve(), "B": args.b.resolve()}
-    clusters = {k: _start(t) for k, t in trees.items()}
+    clusters = {k: start_cluster(t) for k, t in trees.items()}
     results: dict[str, dict[str, list[list[float]]]] = {k: {s: [] for s in SCANS} for k in trees}
     try:
         for c in clusters.values():

@@ -22,10 +22,10 @@ import pyarrow as pa
 
 import fluss
 from bench.data import SCHEMA, make_batch
-from bench.monitor import read_status_kb
+from bench.monitor import cpu_seconds, read_status_kb
 from bench.scale.curve import Curve, percentile
 from bench.scale.sizes import ScaleProfile
-from bench.scale.throughput import DATABASE, cpu_seconds, create_log_table, settle
+from bench.scale.throughput import DATABASE, create_log_table, settle
 from fluss.errors import FlussError
 from fluss.metadata import TableBucket
 from fluss.rpc.gen import fluss_api_pb2 as pb

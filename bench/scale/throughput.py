@@ -21,22 +21,13 @@ import time
 
 import fluss
 from bench.data import SCHEMA, make_batch
+from bench.monitor import cpu_seconds
 from bench.scale.curve import Curve
 from bench.scale.sizes import ScaleProfile
 
 DATABASE = "scale"
 CLIENT_BUCKETS = 16
 CLIENT_START_TIMEOUT_S = 180.0
-
-
-def cpu_seconds(pid: int | None) -> float:
-    """utime + stime of a process (s), 0 when it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-    except (OSError, TypeError):
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 async def settle(pids: list[int], busy_share: float = 0.1, timeout_s: float = 60.0) -> None:

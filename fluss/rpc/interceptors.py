@@ -165,28 +165,19 @@ class RateLimitedLog:
             self.log.debug(message, *args)
 
 
-class InterceptorChain(grpc.aio.ServerInterceptor):
+class InterceptorChain(UnaryInterceptor):
     """Several :class:`UnaryInterceptor` applied as one (the first outermost, as in a gRPC chain). ``grpc.aio``
     awaits every interceptor's ``intercept_service`` on every request; a chain wraps each method's handler with all
-    of them once (cached like :class:`UnaryInterceptor`), so a request pays that await once."""
+    of them once (cached as every :class:`UnaryInterceptor` is), so a request pays that await once."""
 
     def __init__(self, interceptors: list[UnaryInterceptor]) -> None:
+        super().__init__()
         self.interceptors = list(interceptors)
-        self._cache: dict[str, tuple[grpc.RpcMethodHandler, grpc.RpcMethodHandler]] = {}
 
-    async def intercept_service(self, continuation: Continuation,
-                                details: grpc.HandlerCallDetails) -> grpc.RpcMethodHandler | None:
-        handler = await continuation(details)
-        if handler is None or handler.unary_unary is None:
-            return handler
-        cached = self._cache.get(details.method)
-        if cached is not None and cached[0] is handler:
-            return cached[1]
-        wrapped = handler
+    def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         for interceptor in reversed(self.interceptors):
-            wrapped = interceptor.wrap(details.method, wrapped)
-        self._cache[details.method] = (handler, wrapped)
-        return wrapped
+            handler = interceptor.wrap(method, handler)
+        return handler
 
 
 def chained(interceptors: list[grpc.aio.ServerInterceptor]) -> list[grpc.aio.ServerInterceptor]:

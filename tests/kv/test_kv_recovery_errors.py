@@ -11,32 +11,18 @@ import asyncio
 import numpy as np
 import pyarrow as pa
 import pytest
+from replica_requests import SCHEMA, TB, notify, put
 
 from fluss.errors import ErrorCode, FlussError
-from fluss.metadata import Schema, TableBucket, TableDescriptor, TableInfo, TablePath
 from fluss.record.change_type import ChangeType
 from fluss.record.log_batch import build_batch
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.replica import manager as manager_module
 from fluss.server.replica.manager import ReplicaManager
 
-SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
-INFO = TableInfo(TablePath("db", "kv"), 7, 1, TableDescriptor(Schema(SCHEMA, primary_keys=["k"]), bucket_count=1),
-                 0, 0)
-TB = TableBucket(7, 0)
-
 
 def _notify(leader: int, epoch: int) -> pb.NotifyLeaderAndIsrRequest:
-    return pb.NotifyLeaderAndIsrRequest(coordinator_epoch=1, table_infos=[INFO.to_pb()], buckets=[pb.LeaderAndIsrPb(
-        table_id=7, partition_id=-1, bucket_id=0, leader=leader, leader_epoch=epoch, replicas=[0, 1], isr=[0, 1],
-        bucket_epoch=epoch)])
-
-
-def _put(keys: list[int]) -> pb.PutKvRequest:
-    rb = pa.record_batch([pa.array(keys, pa.int64()), pa.array([str(k) for k in keys])], schema=SCHEMA)
-    records = build_batch(rb, schema_id=1, change_types=np.full(len(keys), ChangeType.UpdateAfter, np.uint8))
-    return pb.PutKvRequest(acks=1, table_id=7, buckets=[pb.PutKvBucketPb(partition_id=-1, bucket_id=0,
-                                                                          records=records)])
+    return notify(leader, epoch, [0, 1])
 
 
 @pytest.mark.asyncio(loop_scope="session")
@@ -45,7 +31,7 @@ async def test_a_failed_kv_recovery_is_reported_with_its_cause_and_retried(tmp_p
     m = ReplicaManager(0, tmp_path, 1 << 20, 4096)
     try:
         assert (await m.apply_leader_and_isr(_notify(0, 1)))[0].error.code == 0
-        req = _put([1, 2])
+        req = put([1, 2])
         await m.put_kv(req, req.buckets[0])
         replica = m.replicas[TB]
         # a changelog batch no KV state can apply (a body of another layout, CRC valid), as an older server or a
@@ -117,7 +103,7 @@ async def test_a_leader_whose_kv_state_cannot_be_flushed_still_becomes_a_followe
     m = ReplicaManager(0, tmp_path, 1 << 20, 4096)
     try:
         await m.apply_leader_and_isr(_notify(0, 1))
-        req = _put([1, 2])
+        req = put([1, 2])
         await m.put_kv(req, req.buckets[0])
         kv = m.replicas[TB].kv
 

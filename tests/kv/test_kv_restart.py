@@ -8,36 +8,21 @@ import asyncio
 import logging
 import shutil
 
-import numpy as np
 import pyarrow as pa
 import pytest
+from replica_requests import TB, notify, put
 
 from fluss.key.encoding import encode_keys
-from fluss.metadata import Schema, TableBucket, TableDescriptor, TableInfo, TablePath
-from fluss.record.change_type import ChangeType
-from fluss.record.log_batch import build_batch
+from fluss.metadata import TableBucket
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.kv.snapshot import SnapshotHandle
 from fluss.server.replica.manager import ReplicaManager
 
-SCHEMA = pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())])
-INFO = TableInfo(TablePath("db", "kv"), 7, 1, TableDescriptor(Schema(SCHEMA, primary_keys=["k"]), bucket_count=1),
-                 0, 0)
-TB = TableBucket(7, 0)
 KEYS = list(range(1000))
 
 
 def _notify(epoch: int) -> pb.NotifyLeaderAndIsrRequest:
-    return pb.NotifyLeaderAndIsrRequest(coordinator_epoch=1, table_infos=[INFO.to_pb()], buckets=[pb.LeaderAndIsrPb(
-        table_id=7, partition_id=-1, bucket_id=0, leader=0, leader_epoch=epoch, replicas=[0], isr=[0],
-        bucket_epoch=epoch)])
-
-
-def _put(keys: list[int]) -> pb.PutKvRequest:
-    rb = pa.record_batch([pa.array(keys, pa.int64()), pa.array([str(k) for k in keys])], schema=SCHEMA)
-    records = build_batch(rb, schema_id=1, change_types=np.full(len(keys), ChangeType.UpdateAfter, np.uint8))
-    return pb.PutKvRequest(acks=1, table_id=7, buckets=[pb.PutKvBucketPb(partition_id=-1, bucket_id=0,
-                                                                          records=records)])
+    return notify(0, epoch, [0])
 
 
 async def _filled(tmp_path) -> None:
@@ -46,7 +31,7 @@ async def _filled(tmp_path) -> None:
     try:
         assert (await m.apply_leader_and_isr(_notify(1)))[0].error.code == 0
         for start in range(0, len(KEYS), 100):
-            req = _put(KEYS[start:start + 100])
+            req = put(KEYS[start:start + 100])
             await m.put_kv(req, req.buckets[0])
         replica = m.replicas[TB]
         for _ in range(200):  # the flush follows the high watermark on the KV executor
