@@ -7,6 +7,7 @@ cluster (3 servers, replication factor 2)."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -87,6 +88,11 @@ async def test_a_moved_replica_loads_epochs_and_writer_state_from_remote_and_ded
     offsets = []
     for seq in range(WRITER_BATCHES):
         r = await produce(first_leader, seq)
+        for _ in range(100):  # the metadata can name the leader a moment before it has created the replica
+            if r.error.code != 21:
+                break
+            await asyncio.sleep(0.1)
+            r = await produce(first_leader, seq)
         assert r.error.code == 0, r.error.message
         offsets.append(r.base_offset)
     await append_rows(aconn, path, 0, BULK)
