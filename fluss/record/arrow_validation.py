@@ -25,8 +25,21 @@ _OFFSET_TYPES = {
 }
 
 
+# Below this many rows Arrow's own full validation is the cheaper one: the vectorized checks cost ~50 us of numpy
+# and Python set-up per batch (a 20-row batch: 55 us against Arrow's 2 us; they break even near 5,000 rows).
+VECTORIZED_MIN_ROWS = 4096
+
+
 def validate_full(rows: pa.RecordBatch) -> None:
     """Raises ``pa.ArrowInvalid`` when ``rows`` is not valid Arrow data (as ``rows.validate(full=True)`` does)."""
+    if rows.num_rows < VECTORIZED_MIN_ROWS:
+        rows.validate(full=True)
+    else:
+        validate_vectorized(rows)
+
+
+def validate_vectorized(rows: pa.RecordBatch) -> None:
+    """:func:`validate_full` with the string and binary columns checked over whole buffers."""
     rows.validate()  # structure and buffer sizes of every column
     for column in rows.columns:
         kind = _OFFSET_TYPES.get(column.type)

@@ -1,4 +1,5 @@
-"""validate_full accepts and refuses exactly what Arrow's own full validation does."""
+"""validate_vectorized (validate_full of large batches) accepts and refuses exactly what Arrow's own full
+validation does."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from fluss.record.arrow_validation import validate_full
+from fluss.record.arrow_validation import VECTORIZED_MIN_ROWS, validate_full, validate_vectorized
 
 
 def _var_width(type_: pa.DataType, offsets: list[int], data: bytes, validity: list[bool] | None = None) -> pa.Array:
@@ -29,7 +30,7 @@ def _arrow_accepts(rows: pa.RecordBatch) -> bool:
 
 def _ours_accepts(rows: pa.RecordBatch) -> bool:
     try:
-        validate_full(rows)
+        validate_vectorized(rows)
         return True
     except pa.ArrowInvalid:
         return False
@@ -70,7 +71,7 @@ def test_offsets_out_of_the_data_are_refused(offsets: list[int]) -> None:
     rows = pa.ipc.read_record_batch(pa.py_buffer(patched), good.schema)
     assert not _arrow_accepts(rows)
     with pytest.raises(pa.ArrowInvalid):
-        validate_full(rows)
+        validate_vectorized(rows)
 
 
 def test_sliced_columns_are_checked_from_their_own_offset() -> None:
@@ -86,7 +87,7 @@ def test_other_types_keep_arrows_full_validation() -> None:
     rows = pa.record_batch([too_precise], names=["d"])
     assert not _arrow_accepts(rows)
     with pytest.raises(pa.ArrowInvalid):
-        validate_full(rows)
+        validate_vectorized(rows)
 
 
 def test_random_strings_agree_with_arrow() -> None:
@@ -104,3 +105,16 @@ def test_random_strings_agree_with_arrow() -> None:
                 offsets[k] = int(np.clip(offsets[k] + rng.integers(-2, 3), 0, len(data)))
         rows = pa.record_batch([_var_width(pa.string(), offsets, bytes(data))], names=["s"])
         assert _ours_accepts(rows) == _arrow_accepts(rows), (offsets, bytes(data))
+
+
+@pytest.mark.parametrize("num_rows", [3, VECTORIZED_MIN_ROWS + 1])
+def test_validate_full_refuses_invalid_utf8_in_small_and_large_batches(num_rows: int) -> None:
+    """Small batches take Arrow's validation, large ones the vectorized one: both refuse a bad string column."""
+    offsets = list(range(num_rows + 1))
+    data = bytearray(b"a" * num_rows)
+    valid = pa.record_batch([_var_width(pa.string(), offsets, bytes(data), None)], names=["s"])
+    validate_full(valid)
+    data[num_rows // 2] = 0xFF
+    invalid = pa.record_batch([_var_width(pa.string(), offsets, bytes(data), None)], names=["s"])
+    with pytest.raises(pa.ArrowInvalid):
+        validate_full(invalid)
