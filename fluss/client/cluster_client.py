@@ -209,8 +209,18 @@ class ClusterClient:
     async def tablet_call(self, address: str, method: str, request, timeout_s: float = 30.0):
         """Calls a TabletService method; a transport failure becomes a retriable NETWORK_EXCEPTION and a
         request-level error of the response a FlussError (per-bucket errors are the caller's to read)."""
+        return await self.tablet_result(address, method, self.start_tablet_call(address, method, request, timeout_s))
+
+    def start_tablet_call(self, address: str, method: str, request, timeout_s: float = 30.0) -> grpc.aio.Call:
+        """Starts a TabletService call on this loop without awaiting it (gRPC sends it from its own task, so a
+        caller that starts it synchronously saves a loop iteration before the request goes out); await its
+        result with :meth:`tablet_result`."""
+        return getattr(self.channels.tablet(address), method)(request, timeout=timeout_s)
+
+    async def tablet_result(self, address: str, method: str, call: grpc.aio.Call):
+        """The response of a call of :meth:`start_tablet_call`, with :meth:`tablet_call`'s error handling."""
         try:
-            resp = await getattr(self.channels.tablet(address), method)(request, timeout=timeout_s)
+            resp = await call
         except grpc.aio.AioRpcError as e:
             raise FlussError(f"{method} to tablet server {address} failed: {e.code().name}",
                              ErrorCode.NETWORK_EXCEPTION) from None

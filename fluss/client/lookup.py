@@ -176,7 +176,7 @@ class _KeyCodec:
         raise FlussError(f"{self.where}: expected a dict, list or tuple, got {type(values).__name__}",
                          ErrorCode.CLIENT_ERROR)
 
-    def _encode_fast(self, values: tuple) -> Encoded | None:
+    def encode_fast(self, values: tuple) -> Encoded | None:
         """(None, bucket, key) for keys of plain ints/strings/bytes; None when the Arrow path must decide."""
         for v, kind in zip(values, self.fast_types, strict=True):
             if type(v) is not kind:  # exact types only: bool, float, None, numpy ... take the checked path
@@ -197,7 +197,7 @@ class _KeyCodec:
         """One normalized key; raises naming the column for a value of the wrong type or a null. ``counts``
         collects the bucket count used for each partition."""
         if self.fast:
-            encoded = self._encode_fast(row)
+            encoded = self.encode_fast(row)
             if encoded is not None:
                 return encoded
         try:
@@ -493,6 +493,10 @@ class _Submitter:
             _resolve_futures([f for p in parts for f in p.futures], None, self._sender.closed_error())
 
     def _parts(self, rows: list[tuple], futures: list[asyncio.Future], loop) -> list[_Part]:
+        if len(rows) == 1 and self._codec.fast:  # a lone plain key (every single lookup): no KeyBatch, no numpy
+            one = self._codec.encode_fast(rows[0])
+            if one is not None:
+                return [_Part(None, one[1], [one[2]], futures, loop, time.monotonic())]
         encoded = self._codec.encode_many(rows)
         for i, err in encoded.errors.items():
             if not futures[i].done():
@@ -566,7 +570,7 @@ class LookupSender:
         parts, self._pending, self._pending_keys = self._pending, [], 0
         if parts:
             self._in_flight += 1
-            task = asyncio.get_running_loop().create_task(self._send_all(parts))
+            task = asyncio.get_running_loop().create_task(self._send_all(parts, self._started(parts)))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)
 
@@ -575,10 +579,34 @@ class LookupSender:
 
     # ------------------------------------------------------------ sending
 
-    async def _send_all(self, parts: list[_Part]) -> None:
+    def _started(self, parts: list[_Part]) -> tuple[str, list[_Part], object] | None:
+        """The request of a send of one bucket's keys (every lone lookup), started right here when its route is
+        known without waiting (metadata cached, leader known): (leader, entries, gRPC call). None for every other
+        send, which routes in its task (``_route_and_send``)."""
+        if len(parts) != 1:
+            return None
+        p = parts[0]
+        meta = self.client.tables.get(self.table.table_path)
+        if p.partition is not None or len(p.keys) > self.max_batch or meta is None:
+            return None
+        tb = TableBucket(self.table.table_id, p.bucket)
+        addr = self.client.leader_address(meta, tb)
+        if addr is None:
+            return None
+        p.tb = tb
+        try:
+            return addr, parts, self._start(addr, parts)
+        except Exception:  # noqa: BLE001 - the task sends it again the usual way and reports what fails
+            return None
+
+    def _start(self, addr: str, entries: list[_Part]):
+        self.requests_sent += 1
+        return self.client.start_tablet_call(addr, self.method, self._request(entries), self.client.request_timeout_s)
+
+    async def _send_all(self, parts: list[_Part], started: tuple[str, list[_Part], object] | None = None) -> None:
         retry: list[_Part] = []
         try:
-            retry = await self._route_and_send(parts)
+            retry = await (self._route_and_send(parts) if started is None else self._send(*started))
         except asyncio.CancelledError:
             _fail(parts, self.closed_error())
             raise
@@ -610,7 +638,7 @@ class LookupSender:
         """Sends every key to its leader; returns the parts to try again."""
         names = {p.partition for p in parts if p.partition is not None}
         partition_ids = await self._partition_ids(names) if names else {}
-        meta = await self.client.table(self.table.table_path)
+        meta = self.client.tables.get(self.table.table_path) or await self.client.table(self.table.table_path)
         if names:
             parts = self._rerouted(parts, partition_ids, meta)
         merged: dict[tuple, _Part] = {}
@@ -671,14 +699,17 @@ class LookupSender:
             pb.PrefixLookupBucketPb(partition_id=p.tb.partition_id_or_none_value, bucket_id=p.bucket,
                                     prefixes=p.keys) for p in entries])
 
-    async def _send(self, addr: str, parts: list[_Part]) -> list[_Part]:
-        """One request to one leader: every bucket's keys, in entries of at most ``max_batch`` keys."""
-        m = self.max_batch
-        entries = [p.slice(lo, min(lo + m, len(p.keys))) for p in parts for lo in range(0, len(p.keys), m)]
-        self.requests_sent += 1
+    async def _send(self, addr: str, parts: list[_Part], call=None) -> list[_Part]:
+        """One request to one leader: every bucket's keys, in entries of at most ``max_batch`` keys (``call``: the
+        request of ``parts``, which are its entries, already started by ``_started``)."""
+        if call is None:
+            m = self.max_batch
+            entries = [p.slice(lo, min(lo + m, len(p.keys))) for p in parts for lo in range(0, len(p.keys), m)]
+            call = self._start(addr, entries)
+        else:
+            entries = parts
         try:
-            resp = await self.client.tablet_call(addr, self.method, self._request(entries),
-                                                 self.client.request_timeout_s)
+            resp = await self.client.tablet_result(addr, self.method, call)
         except FlussError as err:
             return self._failed(entries, err)
         answered: dict[tuple[int, int], deque] = defaultdict(deque)
@@ -703,11 +734,13 @@ class LookupSender:
             metrics.lookups.count += sum(len(p.keys) for p, _ in ok)
             metrics.latency.update((time.monotonic() - min(p.started for p in entries)) * 1000)
         if ok:
-            try:
-                await self.reader.learn(LogBatch(r.rows) for _, r in ok if r.rows)
-            except FlussError as err:  # the table info could not be fetched: the entries are retried
-                return retry + self._failed([p for p, _ in ok], err)
-            self._deliver(ok)
+            batches = [LogBatch(r.rows) if r.rows else None for _, r in ok]
+            if not self.reader.knows_all(b for b in batches if b is not None):
+                try:
+                    await self.reader.learn(b for b in batches if b is not None)
+                except FlussError as err:  # the table info could not be fetched: the entries are retried
+                    return retry + self._failed([p for p, _ in ok], err)
+            self._deliver(ok, batches)
         return retry
 
     async def _latest_info(self) -> TableInfo:
@@ -727,15 +760,16 @@ class LookupSender:
                 again.append(p)
         return again
 
-    def _deliver(self, answers: list[tuple[_Part, object]]) -> None:
-        """Resolves the answered entries of one response; the rows of all of them are decoded in one pass."""
+    def _deliver(self, answers: list[tuple[_Part, object]], batches: list[LogBatch | None]) -> None:
+        """Resolves the answered entries of one response (``batches``: each one's rows, parsed); the rows of all
+        of them are decoded in one pass."""
         lookup = self.method == LOOKUP
-        rows = self._rows([r.rows for _, r in answers if r.rows])
+        rows = self._rows([b for b in batches if b is not None])
         settled: list[tuple[_Part, list]] = []
         start = 0
-        for p, r in answers:
+        for (p, r), batch in zip(answers, batches, strict=True):
             shape = list(r.found) if lookup else list(r.counts)
-            n = _batch_rows(r.rows)
+            n = batch.record_count if batch is not None else 0
             mine = rows[start:start + n]
             start += n
             if len(shape) != len(p.keys) or sum(shape) != n:
@@ -757,10 +791,9 @@ class LookupSender:
             settled.append((p, mine))
         _settle(settled)
 
-    def _rows(self, data: list[bytes]) -> list[dict]:
-        if not data:
+    def _rows(self, parsed: list[LogBatch]) -> list[dict]:
+        if not parsed:
             return []
-        parsed = [LogBatch(d) for d in data]
         if sum(b.record_count for b in parsed) <= SCALAR_ROWS_MAX:
             rows = self._scalar_rows(parsed)
             if rows is not None:
@@ -835,10 +868,6 @@ class LookupSender:
 # ---------------------------------------------------------------- rows and futures
 
 
-def _batch_rows(data: bytes) -> int:
-    return LogBatch(data).record_count if data else 0
-
-
 def _dict_maker(names: list[str]) -> Callable[..., dict]:
     """A function of one value per column returning the row dict: a compiled dict display, about 3x
     cheaper per row than ``dict(zip(names, values))``. Names enter the source only as ``repr`` literals."""
@@ -859,6 +888,10 @@ def _as_error(e: BaseException) -> FlussError:
 
 def _settle(results: list[tuple[_Part, list]]) -> None:
     """Resolves the futures of parts with their values: one ``call_soon_threadsafe`` per caller loop."""
+    if len(results) == 1:
+        p, values = results[0]
+        _call_in(p.loop, _resolve_futures, p.futures, values, None)
+        return
     by_loop: dict[asyncio.AbstractEventLoop, list] = defaultdict(list)
     for p, values in results:
         by_loop[p.loop].append((p.futures, values))

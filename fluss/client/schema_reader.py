@@ -48,6 +48,11 @@ class SchemaReader:
             return history.current_id  # projected: every projected column exists in the latest schema
         return -1
 
+    def knows_all(self, batches: Iterable[LogBatch]) -> bool:
+        """Whether :meth:`learn` has nothing to do for these batches (every schema id is known, or unusable)."""
+        newest = max((b.schema_id for b in batches), default=0)
+        return self.history.knows(newest) or newest < 1 or self._fetch_info is None
+
     async def learn(self, batches: Iterable[LogBatch]) -> None:
         """Fetches the table info again when a batch has a schema id this reader does not know yet."""
         newest = max((b.schema_id for b in batches), default=0)

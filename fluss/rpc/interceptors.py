@@ -111,6 +111,19 @@ async def _call(inner, request, context):
     return result
 
 
+def awaitable_handler(inner: Callable) -> Callable[[object, grpc.aio.ServicerContext], Awaitable[object]]:
+    """``inner`` (a unary behaviour) as a coroutine function: itself when it is one (every servicer method and
+    every shipped interceptor's behaviour), so a chain of interceptors awaits each layer directly instead of
+    through a coroutine more per layer and request; else an adapter awaiting its result when that is awaitable."""
+    if inspect.iscoroutinefunction(inner):
+        return inner
+
+    async def adapted(request, context):
+        return await _call(inner, request, context)
+
+    return adapted
+
+
 class UnaryInterceptor(grpc.aio.ServerInterceptor):
     """Base of the shipped interceptors: wraps each unary handler once per method (cached while the handler below
     stays the same object), so the per-request cost is one call, not a new handler."""
@@ -210,7 +223,7 @@ class ErrorDoor(UnaryInterceptor):
         if response_cls is None:
             return handler
         api = api_name(method)
-        inner = handler.unary_unary
+        inner = awaitable_handler(handler.unary_unary)
         decode = handler.request_deserializer
         listener = self.listener
 
@@ -229,7 +242,7 @@ class ErrorDoor(UnaryInterceptor):
                                                   api, request.size, request.reason, context.peer(), listener)
                     return error_response(response_cls, ErrorCode.CORRUPT_MESSAGE,
                                           f"The request body ({request.size} bytes) is not a valid {api} request")
-                return await _call(inner, request, context)
+                return await inner(request, context)
             except FlussError as e:
                 return error_response(response_cls, e.error_code, e.message)
             except asyncio.CancelledError:
@@ -254,13 +267,13 @@ class RequestLogging(UnaryInterceptor):
 
     def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         api = api_name(method)
-        inner = handler.unary_unary
+        inner = awaitable_handler(handler.unary_unary)
 
         async def behavior(request, context):
             if not log.isEnabledFor(logging.DEBUG):
-                return await _call(inner, request, context)
+                return await inner(request, context)
             start = time.perf_counter()
-            response = await _call(inner, request, context)
+            response = await inner(request, context)
             info = current_request()
             code = _error_code(response)
             log.debug("%s from %s on %s: %.2f ms, %s (request id %s)", api, context.peer(), self.listener,
@@ -333,13 +346,13 @@ class RequestMetrics(UnaryInterceptor):
         variant = self.stats.variants.get(api)
         fixed = self.stats.of(api) if variant is None else None
         of = self.stats.of
-        inner = handler.unary_unary
+        inner = awaitable_handler(handler.unary_unary)
 
         async def behavior(request, context):
             start = time.perf_counter()
             failed = True
             try:
-                response = await _call(inner, request, context)
+                response = await inner(request, context)
                 failed = _error_code(response) != ErrorCode.NONE
                 return response
             finally:

@@ -12,7 +12,18 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.rpc.channels import ChannelFactory, ChannelPool
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
-from fluss.rpc.interceptors import InterceptorChain, UnaryInterceptor, _call, chained, current_request
+from fluss.rpc.interceptors import (
+    ErrorDoor,
+    InterceptorChain,
+    RequestLogging,
+    RequestMetrics,
+    RequestStats,
+    UnaryInterceptor,
+    _call,
+    awaitable_handler,
+    chained,
+    current_request,
+)
 from fluss.rpc.listeners import Listener, parse_listeners
 from fluss.rpc.server import RpcServerBuilder
 
@@ -199,3 +210,47 @@ def test_listeners_are_parsed_with_names():
         with pytest.raises(FlussError) as e:
             parse_listeners(bad, "bind.listeners")
         assert "bind.listeners" in e.value.message
+
+
+async def test_awaitable_handler_awaits_coroutine_functions_directly_and_adapts_the_others():
+    async def coroutine_behavior(request, context):
+        return ("async", request)
+
+    def plain_behavior(request, context):
+        return ("plain", request)
+
+    def returns_awaitable(request, context):
+        return coroutine_behavior(request, context)
+
+    assert awaitable_handler(coroutine_behavior) is coroutine_behavior  # no coroutine more per layer and request
+    assert await awaitable_handler(plain_behavior)(1, None) == ("plain", 1)
+    assert await awaitable_handler(returns_awaitable)(2, None) == ("async", 2)
+
+
+class _Context:
+    def invocation_metadata(self):
+        return ()
+
+    def peer(self) -> str:
+        return "ipv4:127.0.0.1:1"
+
+
+async def test_the_shipped_chain_serves_a_plain_handler_and_keeps_its_error_mapping():
+    """A servicer method that is not a coroutine function still runs under every shipped interceptor."""
+    listener = Listener("CLIENT", "127.0.0.1", 0)
+    stats = RequestStats()
+    chain = InterceptorChain([ErrorDoor(listener), RequestMetrics(stats), RequestLogging(listener)])
+
+    def plain(request, context):
+        if request.database_name == "bad":
+            raise FlussError("no such database", ErrorCode.DATABASE_NOT_EXIST)
+        return pb.DropDatabaseResponse()
+
+    handler = grpc.unary_unary_rpc_method_handler(
+        plain, request_deserializer=pb.DropDatabaseRequest.FromString,
+        response_serializer=pb.DropDatabaseResponse.SerializeToString)
+    wrapped = chain.wrap("/fluss.rpc.AdminService/DropDatabase", handler)
+    assert (await wrapped.unary_unary(pb.DropDatabaseRequest(database_name="ok"), _Context())).error.code == 0
+    failed = await wrapped.unary_unary(pb.DropDatabaseRequest(database_name="bad"), _Context())
+    assert (failed.error.code, failed.error.message) == (ErrorCode.DATABASE_NOT_EXIST, "no such database")
+    assert stats.snapshot()["DropDatabase"].requests == 2 and stats.snapshot()["DropDatabase"].errors == 1

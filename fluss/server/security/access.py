@@ -21,7 +21,7 @@ import grpc
 from fluss.acl import OperationType, Resource, ResourceType, binding_from_pb, filter_from_pb
 from fluss.errors import ErrorCode, FlussError
 from fluss.metadata import TablePath
-from fluss.rpc.interceptors import UnaryInterceptor, _call, _wrap_unary, api_name
+from fluss.rpc.interceptors import UnaryInterceptor, _wrap_unary, api_name, awaitable_handler
 from fluss.server.security.authorizer import Authorizer
 from fluss.server.security.session import current_session
 
@@ -173,7 +173,7 @@ class AccessControl(UnaryInterceptor):
 
     def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
         api = api_name(method)
-        inner = handler.unary_unary
+        inner = awaitable_handler(handler.unary_unary)
         rule = RULES.get(api)
         authorizer = self.authorizer
         path_of = self.table_path_of
@@ -190,6 +190,6 @@ class AccessControl(UnaryInterceptor):
                     raise FlussError(f"Principal {session.principal} may not call {api}",
                                      ErrorCode.AUTHORIZATION_EXCEPTION)
                 rule(request, _Checker(authorizer, session), path_of)
-            return await _call(inner, request, context)
+            return await inner(request, context)
 
         return _wrap_unary(handler, behavior)

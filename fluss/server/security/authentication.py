@@ -25,7 +25,7 @@ import grpc
 
 from fluss.acl import ANONYMOUS, Principal
 from fluss.errors import ErrorCode, FlussError
-from fluss.rpc.interceptors import RateLimitedLog, UnaryInterceptor, _call, _wrap_unary
+from fluss.rpc.interceptors import RateLimitedLog, UnaryInterceptor, _wrap_unary, awaitable_handler
 from fluss.rpc.listeners import Listener
 from fluss.rpc.sasl import PLAIN, SASL_MECHANISM_METADATA_KEY, SASL_PLAIN_METADATA_KEY, parse_plain_token
 from fluss.server.security.session import Session, reset_session, set_session
@@ -57,7 +57,7 @@ class Authenticator(UnaryInterceptor):
         self._failure_log = RateLimitedLog(failure_log_interval_s, log)
 
     def wrap(self, method: str, handler: grpc.RpcMethodHandler) -> grpc.RpcMethodHandler:
-        inner = handler.unary_unary
+        inner = awaitable_handler(handler.unary_unary)
         sasl = self.security.sasl
 
         async def behavior(request, context):
@@ -79,7 +79,7 @@ class Authenticator(UnaryInterceptor):
             internal = self.internal_listener and (not sasl or principal == self.internal_principal)
             session_token = set_session(Session(principal, self.listener, context.peer(), internal))
             try:
-                return await _call(inner, request, context)
+                return await inner(request, context)
             finally:
                 reset_session(session_token)
 
