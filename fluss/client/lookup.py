@@ -15,13 +15,16 @@ How a lookup travels (every step works on a whole batch of keys, never a hop or 
    so every lookup the loop issues in that iteration (e.g. all of an ``asyncio.gather``) goes together.
 2. The hand-over encodes the parked keys at once (``fluss.key.encoding``: the same bytes the tablet server
    stores, so they are the full primary key in primary-key order), computes their buckets (with the table's
-   bucket function, ``fluss.key.bucket_function``) and partitions with the shared functions, and passes them to the ``LookupSender`` on the client's I/O loop in one
-   ``call_soon_threadsafe``.
+   bucket function, ``fluss.key.bucket_function``) and partitions with the shared functions (a lone plain
+   key with the scalar encoder, without building a batch), and passes them to the ``LookupSender`` on the
+   client's I/O loop in one ``call_soon_threadsafe``.
 3. The sender sends pending keys right away when no request of it is in flight, else once
    ``lookup.max-batch-size`` keys wait, the in-flight request completes, or ``lookup.batch-timeout`` has
    passed since the first of them arrived (so a lone key is never held back, and keys arriving while a
    request is out are batched). A send is one Lookup (PrefixLookup) request per bucket leader, with the
-   keys grouped per bucket (at most ``lookup.max-batch-size`` keys per bucket entry).
+   keys grouped per bucket (at most ``lookup.max-batch-size`` keys per bucket entry). A send of one bucket's
+   keys whose leader is cached (every lone lookup after the first) starts its gRPC call right there; other
+   sends route in their task (metadata and partition look-ups may have to wait).
 4. Each response's rows are decoded into dicts and its futures resolved with one ``call_soon_threadsafe`` per
    caller loop. A tablet server answers up to 16 rows of one schema id with the stored KV values (a row-format
    batch); those are read field by field (``fluss.record.row_scalar``: a lone lookup touches no Arrow at all),
