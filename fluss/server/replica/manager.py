@@ -68,6 +68,8 @@ class ReplicaManager:
         self.partition_bucket_counts: dict[int, int] = {}  # a partition's own bucket count (fixed at its creation)
         self.coordinator_epoch = 0
         self._data_arrived = asyncio.Condition()
+        # delayed fetches by bucket: a write wakes only the fetches of its bucket (``_wake_fetches``)
+        self._fetch_waiters: dict[TableBucket, set[asyncio.Future]] = {}
         self.followers = None  # set by the tablet server: the ReplicaFetcherManager
         self.remote_data_dir = ""  # set by the tablet server (remote.data.dir): KV snapshots go below it
         self.kv_snapshot_of = None  # set by the tablet server: async (TableBucket) -> SnapshotHandle | None
@@ -396,7 +398,7 @@ class ReplicaManager:
         except Exception as e:
             self._raise_observed(e)
         replica.maybe_advance_high_watermark()
-        await self._notify_data()  # wakes followers' long-polls and acks=all waiters
+        await self._notify_data((replica.bucket,))  # wakes its fetches' long-polls and acks=all waiters
         return replica, info
 
     @staticmethod
@@ -465,7 +467,7 @@ class ReplicaManager:
             except Exception as e:
                 self._raise_observed(e)
         replica.maybe_advance_high_watermark()
-        await self._notify_data()
+        await self._notify_data((replica.bucket,))
         return replica, info
 
     def _kv_or_raise(self, tb: TableBucket) -> KvReplica:
@@ -590,9 +592,36 @@ class ReplicaManager:
                 except TimeoutError:
                     pass
 
-    async def _notify_data(self) -> None:
+    async def _notify_data(self, buckets: tuple[TableBucket, ...] | list[TableBucket] | None = None) -> None:
+        """Wakes what waits for a change: the delayed fetches of ``buckets`` (of every bucket when None: a
+        change of leadership, ISR or KV state), and every acks=all, KV-visibility and sequence-gap waiter."""
+        self._wake_fetches(buckets)
         async with self._data_arrived:
             self._data_arrived.notify_all()
+
+    def _wake_fetches(self, buckets: tuple[TableBucket, ...] | list[TableBucket] | None) -> None:
+        """Completes the wake-up futures of the delayed fetches that read any of ``buckets`` (all when None)."""
+        waiters = self._fetch_waiters
+        if buckets is None:
+            woken = [f for fs in waiters.values() for f in fs]
+        else:
+            woken = [f for tb in buckets for f in waiters.get(tb, ())]
+        for f in woken:
+            if not f.done():
+                f.set_result(None)
+
+    def _watch(self, fetches: list[BucketFetch], arrived: asyncio.Future) -> None:
+        """Registers ``arrived`` as the wake-up of a fetch of ``fetches``' buckets."""
+        for f in fetches:
+            self._fetch_waiters.setdefault(f.bucket, set()).add(arrived)
+
+    def _unwatch(self, fetches: list[BucketFetch], arrived: asyncio.Future) -> None:
+        for f in fetches:
+            fs = self._fetch_waiters.get(f.bucket)
+            if fs is not None:
+                fs.discard(arrived)
+                if not fs:
+                    del self._fetch_waiters[f.bucket]
 
     # ------------------------------------------------------------ fetch
 
@@ -601,21 +630,24 @@ class ReplicaManager:
         """Each bucket's result and, apart from it, the records read (``FetchBucketResultPb.records``: the
         service puts them into the response without copying them into a protobuf message first)."""
         deadline = time.monotonic() + max_wait_ms / 1000
+        loop = asyncio.get_running_loop()
         while True:
-            results, records, total = await self._read_all(follower_id, fetches, max_bytes)
-            remaining = deadline - time.monotonic()
-            if total >= max(1, min_bytes) or remaining <= 0 or any(r.error.code for r in results.values()) \
-                    or any(r.HasField("remote_log_fetch_info") for r in results.values()):
-                return results, records
-            self.metrics.delayed_fetches += 1
+            # watched before reading: a write that lands while this fetch reads wakes its wait at once
+            arrived = loop.create_future()
+            self._watch(fetches, arrived)
             try:
-                async with self._data_arrived:
-                    try:
-                        await asyncio.wait_for(self._data_arrived.wait(), remaining)
-                    except TimeoutError:
-                        pass
+                results, records, total = await self._read_all(follower_id, fetches, max_bytes)
+                remaining = deadline - time.monotonic()
+                if total >= max(1, min_bytes) or remaining <= 0 or any(r.error.code for r in results.values()) \
+                        or any(r.HasField("remote_log_fetch_info") for r in results.values()):
+                    return results, records
+                self.metrics.delayed_fetches += 1
+                try:
+                    await asyncio.wait((arrived,), timeout=remaining)
+                finally:
+                    self.metrics.delayed_fetches -= 1
             finally:
-                self.metrics.delayed_fetches -= 1
+                self._unwatch(fetches, arrived)
 
     async def _read_all(self, follower_id: int, fetches: list[BucketFetch], max_bytes: int
                         ) -> tuple[dict[TableBucket, pb.FetchBucketResultPb], dict[TableBucket, Records], int]:
@@ -623,7 +655,7 @@ class ReplicaManager:
         read: dict[TableBucket, Records] = {}
         budget = max_bytes
         total = 0
-        hw_moved = False
+        hw_moved: list[TableBucket] = []  # buckets whose high watermark this follower fetch moved
         for f in fetches:
             res = pb.FetchBucketResultPb(partition_id=f.bucket.partition_id_or_none_value, bucket_id=f.bucket.bucket_id)
             replica = None
@@ -656,7 +688,8 @@ class ReplicaManager:
                     if throttled:
                         throttle.consume(len(records))
                 if follower_id >= 0:
-                    hw_moved |= replica.update_follower(follower_id, f.offset)
+                    if replica.update_follower(follower_id, f.offset):
+                        hw_moved.append(f.bucket)
                     if replica.caught_up_outside_isr(follower_id):
                         self._expand_isr_soon(replica)
                 if records:
@@ -680,7 +713,7 @@ class ReplicaManager:
                 res.log_start_offset = replica.log.log_start_offset
             results[f.bucket] = res
         if hw_moved:
-            await self._notify_data()
+            await self._notify_data(hw_moved)
         return results, read, total
 
     async def _remote_fetch_info(self, replica: Replica, offset: int) -> pb.RemoteLogFetchInfoPb | None:

@@ -1,0 +1,127 @@
+"""Delayed fetches on a bucket leader wake per bucket (``ReplicaManager.fetch``), in-process.
+
+A fetch that finds nothing long-polls until a write to one of *its* buckets lands: a write to another bucket does
+not make it read again (at 10k rows/s every produce used to wake every waiting fetch of the server, followers' and
+consumers' alike, each reading its buckets again on a worker thread before the one fetch that had data could
+answer). A write that lands while the fetch is still reading (before it starts to wait) wakes it at once instead of
+being missed until the long-poll ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from fluss.metadata import Schema, TableBucket, TableDescriptor, TableInfo, TablePath
+from fluss.record.log_batch import build_batch
+from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.server.replica.manager import BucketFetch, ReplicaManager
+
+pytestmark = pytest.mark.asyncio(loop_scope="function")
+
+TABLE_ID = 11
+SCHEMA = pa.schema([("id", pa.int64())])
+INFO = TableInfo(TablePath("db", "log"), TABLE_ID, 1, TableDescriptor(Schema(SCHEMA), bucket_count=2), 0, 0)
+LONG_POLL_MS = 30_000
+WOKEN_S = 5.0  # a woken fetch answers well within this; an unwoken one waits LONG_POLL_MS
+
+
+def _lead_both() -> pb.NotifyLeaderAndIsrRequest:
+    return pb.NotifyLeaderAndIsrRequest(coordinator_epoch=1, table_infos=[INFO.to_pb()], buckets=[
+        pb.LeaderAndIsrPb(table_id=TABLE_ID, partition_id=-1, bucket_id=b, leader=0, leader_epoch=1, replicas=[0],
+                          isr=[0], bucket_epoch=1) for b in (0, 1)])
+
+
+async def _produce(manager: ReplicaManager, bucket: int, ids: list[int]) -> None:
+    records = build_batch(pa.record_batch([pa.array(ids, pa.int64())], schema=SCHEMA), schema_id=1)
+    request = pb.ProduceLogRequest(acks=1, table_id=TABLE_ID, timeout_ms=30_000, buckets=[
+        pb.ProduceBucketPb(partition_id=-1, bucket_id=bucket, records=records)])
+    await manager.produce(request, request.buckets[0])
+
+
+def _fetch(manager: ReplicaManager, bucket: int, offset: int = 0):
+    return manager.fetch(-1, [BucketFetch(TableBucket(TABLE_ID, bucket), offset, 1 << 20, None)], 1, LONG_POLL_MS,
+                         1 << 20)
+
+
+async def _manager(tmp_path: Path) -> ReplicaManager:
+    manager = ReplicaManager(0, tmp_path / "data", 1 << 30, 4096)
+    results = await manager.apply_leader_and_isr(_lead_both())
+    assert all(r.error.code == 0 for r in results), results
+    return manager
+
+
+async def test_a_write_wakes_only_the_fetches_of_its_bucket(tmp_path: Path):
+    manager = await _manager(tmp_path)
+    reads: list[list[TableBucket]] = []
+    read_all = manager._read_all
+
+    async def counted(follower_id, fetches, max_bytes):
+        reads.append([f.bucket for f in fetches])
+        return await read_all(follower_id, fetches, max_bytes)
+
+    manager._read_all = counted
+    try:
+        waiting_on_1 = asyncio.ensure_future(_fetch(manager, 1))
+        waiting_on_0 = asyncio.ensure_future(_fetch(manager, 0))
+        await asyncio.sleep(0.2)  # both read once and wait
+        assert sorted(b[0].bucket_id for b in reads) == [0, 1]
+        for i in range(5):
+            await _produce(manager, 0, [i])
+        _, records = await asyncio.wait_for(waiting_on_0, WOKEN_S)  # else: the fetch of the written bucket slept
+        assert records[TableBucket(TABLE_ID, 0)]
+        await asyncio.sleep(0.1)
+        assert [b for b in reads if b[0].bucket_id == 1] == [[TableBucket(TABLE_ID, 1)]], \
+            "writes to bucket 0 made the fetch of bucket 1 read again"
+        assert not waiting_on_1.done()
+        await _produce(manager, 1, [42])
+        _, records = await asyncio.wait_for(waiting_on_1, WOKEN_S)
+        assert records[TableBucket(TABLE_ID, 1)]
+        assert not manager._fetch_waiters, "a finished fetch left its wake-up registered"
+    finally:
+        await asyncio.to_thread(manager.close)
+
+
+async def test_a_write_during_the_fetch_read_is_not_missed(tmp_path: Path):
+    manager = await _manager(tmp_path)
+    read_all = manager._read_all
+    first = True
+
+    async def write_meanwhile(follower_id, fetches, max_bytes):
+        nonlocal first
+        out = await read_all(follower_id, fetches, max_bytes)  # finds nothing
+        if first:  # the write lands after the read, before the fetch waits
+            first = False
+            await _produce(manager, 0, [7])
+        return out
+
+    manager._read_all = write_meanwhile
+    try:
+        started = time.monotonic()
+        _, records = await asyncio.wait_for(_fetch(manager, 0), LONG_POLL_MS / 2000)
+        took = time.monotonic() - started
+        assert records[TableBucket(TABLE_ID, 0)]
+        assert took < LONG_POLL_MS / 2000, f"the fetch slept through a write it raced with ({took:.2f}s)"
+    finally:
+        await asyncio.to_thread(manager.close)
+
+
+async def test_a_leadership_change_wakes_every_delayed_fetch(tmp_path: Path):
+    manager = await _manager(tmp_path)
+    try:
+        waiting = [asyncio.ensure_future(_fetch(manager, b)) for b in (0, 1)]
+        await asyncio.sleep(0.2)
+        await manager._notify_data()  # what a NotifyLeaderAndIsr, an ISR change or a KV flush does
+        await asyncio.sleep(0.1)
+        assert not any(w.done() for w in waiting)  # woken, read nothing, waiting again
+        await _produce(manager, 0, [1])
+        await _produce(manager, 1, [2])
+        for w in waiting:
+            _, records = await asyncio.wait_for(w, WOKEN_S)
+            assert records
+    finally:
+        await asyncio.to_thread(manager.close)
