@@ -16,6 +16,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
+from fluss.errors import ErrorCode
 from fluss.metadata import Schema, TableBucket, TableDescriptor, TableInfo, TablePath
 from fluss.record.log_batch import build_batch
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -123,5 +124,34 @@ async def test_a_leadership_change_wakes_every_delayed_fetch(tmp_path: Path):
         for w in waiting:
             _, records = await asyncio.wait_for(w, WOKEN_S)
             assert records
+    finally:
+        await asyncio.to_thread(manager.close)
+
+
+async def test_a_fetch_at_the_end_reads_nothing_off_the_loop_and_is_still_checked(tmp_path: Path):
+    """A caught-up fetch (at the log end, or a client's at the high watermark) has nothing to read: it is answered
+    without a worker thread's read; a bad projection or an offset past the end is refused as before."""
+    manager = await _manager(tmp_path)
+    reads: list[int] = []
+    read_one = manager._read_one
+
+    def counted(replica, f, *args):
+        reads.append(f.offset)
+        return read_one(replica, f, *args)
+
+    manager._read_one = counted
+    try:
+        await _produce(manager, 0, [1, 2])
+        waiting = asyncio.ensure_future(_fetch(manager, 0, offset=2))
+        await asyncio.sleep(0.2)
+        assert reads == [], "a fetch at the log end read the log"
+        await _produce(manager, 0, [3])
+        _, records = await asyncio.wait_for(waiting, WOKEN_S)
+        assert records[TableBucket(TABLE_ID, 0)] and reads == [2]
+        tb = TableBucket(TABLE_ID, 0)
+        results, _ = await manager.fetch(-1, [BucketFetch(tb, 3, 1 << 20, [5])], 1, 0, 1 << 20)
+        assert results[tb].error.code == ErrorCode.INVALID_COLUMN_PROJECTION
+        results, _ = await manager.fetch(-1, [BucketFetch(tb, 4, 1 << 20, None)], 1, 0, 1 << 20)
+        assert results[tb].error.code == ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION
     finally:
         await asyncio.to_thread(manager.close)

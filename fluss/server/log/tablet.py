@@ -161,6 +161,10 @@ class LogTablet:
         return self._high_watermark
 
     @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
     def recovery_point(self) -> int:
         return self._recovery_point
 

@@ -683,7 +683,9 @@ class ReplicaManager:
                              and follower_id not in replica.maximal_isr())
                 if throttled:  # a follower catching up: within the server's catch-up byte rate
                     limit = min(limit, throttle.available())
-                if limit > 0:
+                if limit > 0 and self._nothing_to_read(replica, f, upper):
+                    self._check_projection(replica, f.projection)  # refused as a read would refuse it
+                elif limit > 0:
                     records = await asyncio.to_thread(self._read_one, replica, f, limit, upper, total == 0)
                     if throttled:
                         throttle.consume(len(records))
@@ -715,6 +717,17 @@ class ReplicaManager:
         if hw_moved:
             await self._notify_data(hw_moved)
         return results, read, total
+
+    @staticmethod
+    def _nothing_to_read(replica: Replica, f: BucketFetch, upper: int | None) -> bool:
+        """A fetch at the end of what it may read (the log end, or the high watermark for a client) reads nothing:
+        answered without a worker thread (a caught-up consumer's or follower's long-poll starts with such a
+        read). Offsets outside the log still go to the read, which refuses them."""
+        log = replica.log
+        offset = f.offset
+        if log.closed or offset < log.log_start_offset or offset > log.log_end_offset:
+            return False
+        return offset == log.log_end_offset or (upper is not None and offset >= upper)
 
     async def _remote_fetch_info(self, replica: Replica, offset: int) -> pb.RemoteLogFetchInfoPb | None:
         state = await self.remote_log.state_of(replica)
