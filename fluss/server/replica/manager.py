@@ -5,7 +5,7 @@ epoch). Disk work runs in worker threads, never on the event loop: log work in a
 (PutKv's merge, flushes after the high watermark, lookups of more than a few keys, scans) on the server's own KV
 executor (``kv_executor``, ``KV_THREADS`` threads), so a large KV flush delays neither other RPCs nor log I/O.
 Fetches long-poll: a fetch that finds fewer than ``min_bytes`` waits (up to ``max_wait_ms``) for new data instead
-of being polled by the client.
+of being polled by the client; a write wakes only the fetches of its bucket (``_wake_fetches``).
 """
 
 from __future__ import annotations
