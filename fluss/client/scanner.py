@@ -300,7 +300,7 @@ class LogScanner:
         """Arrow batches with their bucket and offsets."""
         self._require_batch_mode("poll_record_batch")
         self._check_no_reader()
-        return await self._poll_batches_async(timeout_ms, None)
+        return await asyncio.to_thread(self._poll_batches, timeout_ms, None)
 
     def poll_record_batch_sync(self, timeout_ms: int) -> list[RecordBatch]:
         """Blocking form of ``poll_record_batch`` for code running off the event loop (e.g. in a worker)."""
@@ -311,7 +311,7 @@ class LogScanner:
         """The polled batches as one Arrow table (empty, with the schema, when nothing arrived)."""
         self._require_batch_mode("poll_arrow")
         self._check_no_reader()
-        batches = await self._poll_batches_async(timeout_ms, None)
+        batches = await asyncio.to_thread(self._poll_batches, timeout_ms, None)
         return pa.Table.from_batches([b.batch for b in batches], schema=self._read_schema)
 
     async def to_arrow(self) -> pa.Table:
@@ -402,29 +402,13 @@ class LogScanner:
                       only: set[TableBucket] | None = None) -> list[RecordBatch]:
         """Buffered batches, or the first fetched ones (of the ``only`` buckets, when given) within ``timeout_ms``;
         a blocking call for a thread other than the I/O loop's."""
-        self._start_poll()
-        return self._io.call(self._owned_poll(timeout_ms, max_records, only))
-
-    async def _poll_batches_async(self, timeout_ms: int, max_records: int | None) -> list[RecordBatch]:
-        """``_poll_batches`` for a caller on an event loop: awaits the I/O loop directly, without a worker thread
-        in between (one thread hop each way instead of two: the consumer of a steady stream gets its rows a
-        hop sooner, and the rows that arrive while it handles a poll's rows are taken up a hop sooner)."""
-        self._start_poll()
-        return await self._io.wait(self._owned_poll(timeout_ms, max_records, None))
-
-    def _start_poll(self) -> None:
         if self._busy:
             raise FlussError("This scanner is already being read (poll or reader in progress)", ErrorCode.CLIENT_ERROR)
         self._busy = True
         if self._metrics is not None:
             self._metrics.polled()
-
-    async def _owned_poll(self, timeout_ms: int, max_records: int | None,
-                          only: set[TableBucket] | None) -> list[RecordBatch]:
-        """The poll on the I/O loop; the scanner is free again when it ends there (also when its caller gave up
-        waiting: a cancelled await cancels it on the I/O loop, and no second poll overlaps its tail)."""
         try:
-            return await self._poll_on_loop(timeout_ms, max_records, only)
+            return self._io.call(self._poll_on_loop(timeout_ms, max_records, only))
         finally:
             self._busy = False
 

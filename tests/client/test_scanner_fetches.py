@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 import pyarrow as pa
 import pytest
@@ -159,49 +158,4 @@ async def test_the_error_of_a_fetch_from_an_offset_left_since_is_not_raised(clus
         scanner.subscribe(0, 1)
         got = await scanner.poll_arrow(10_000)
         assert got.column("k").to_pylist() == [1, 2]
-        await scanner.aclose()
-
-
-class _NoWorkerThreads(ThreadPoolExecutor):
-    """A default executor that refuses work: a poll that hands itself to a worker thread fails on it."""
-
-    def submit(self, *args, **kwargs):
-        raise AssertionError("the poll went through a worker thread")
-
-
-async def test_async_polls_await_the_io_loop_without_a_worker_thread(cluster, database):
-    """``poll_arrow`` and ``poll_record_batch`` hand the poll straight to the client's I/O loop (one thread hop
-    each way; a worker thread in between added a hop each way to every row's latency). A poll cancelled by its
-    caller frees the scanner on the I/O loop, and what it had not returned comes with the next poll."""
-    async with await _connect(cluster) as conn:
-        table = await _table(conn, database, "no_worker", 1)
-        writer = table.new_append().create_writer()
-        writer.write_arrow_batch(_rows(range(5)))
-        await writer.flush()
-        scanner = await table.new_scan().create_record_batch_log_scanner()
-        scanner.subscribe(0, EARLIEST_OFFSET)
-        loop = asyncio.get_running_loop()
-        refusing = _NoWorkerThreads(max_workers=1)
-        loop.set_default_executor(refusing)  # while polling (a writer's flush uses a worker thread)
-        try:
-            assert (await scanner.poll_arrow(10_000)).column("k").to_pylist() == [0, 1, 2, 3, 4]
-            poll = asyncio.create_task(scanner.poll_record_batch(15_000))
-            await asyncio.sleep(0.3)  # long-polling
-            poll.cancel()
-            with pytest.raises(asyncio.CancelledError):
-                await poll
-            deadline = time.monotonic() + 5
-            while scanner._busy and time.monotonic() < deadline:  # noqa: SLF001 - freed on the I/O loop
-                await asyncio.sleep(0.01)
-        finally:
-            loop.set_default_executor(ThreadPoolExecutor())
-        writer.write_arrow_batch(_rows([5, 6]))
-        await writer.flush()
-        loop.set_default_executor(refusing)
-        try:
-            got = await scanner.poll_record_batch(10_000)
-            assert [k for b in got for k in b.batch.column("k").to_pylist()] == [5, 6]
-        finally:
-            loop.set_default_executor(ThreadPoolExecutor())
-            refusing.shutdown(wait=False)
         await scanner.aclose()
