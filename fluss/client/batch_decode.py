@@ -49,8 +49,9 @@ def decode_batch(batch: LogBatch, read: Reader, check_crc: bool) -> tuple[pa.Rec
 
 async def decode_fetched(batches: list[LogBatch], read: Reader, check_crc: bool
                          ) -> list[tuple[pa.RecordBatch, np.ndarray]]:
-    """Every batch decoded, in order: inline when small, otherwise a task per batch on ``decode_pool``."""
-    if len(batches) < 2 or sum(b.size_in_bytes for b in batches) < PARALLEL_MIN_BYTES:
+    """Every batch decoded, in order: inline when the response is small, otherwise a task per batch on
+    ``decode_pool`` (one large batch too: the I/O loop goes on receiving while it decompresses)."""
+    if sum(b.size_in_bytes for b in batches) < PARALLEL_MIN_BYTES:
         return [decode_batch(b, read, check_crc) for b in batches]
     loop = asyncio.get_running_loop()
     pool = decode_pool()

@@ -7,11 +7,18 @@ response is decoded (on the decode pool when large, ``batch_decode``), handed to
 goes to that leader, without waiting for the other leaders or for the reader. Tablet servers read and send while
 the client decodes, and the responses of several servers decode at the same time.
 
-Fetching stays bounded: one fetch per leader in flight, and at most ``max_queued`` decoded responses waiting for
-the reader (``to_arrow_batch_reader`` is lazy: a slow reader holds the fetching back). A reader that stops early
-(closed, dropped) stops the driver; an error of the driver (a bucket failing for longer than
-``request-timeout``, a corrupt batch, ...) is raised to the reader. Each response's batches come in offset order
-per bucket, so every bucket's rows reach the reader in log order (buckets interleave by arrival).
+A leader's next fetch does not wait for the decoding of its previous answer either: the batch headers say where
+each bucket's next fetch starts, so the fetch goes out as soon as an answer arrives and the answer decodes while
+the leader reads and sends the next one (servers idled for the client's decompression before). Decodes of a
+bucket's answers hand over in fetch order (each waits for the bucket's previous one), and an answer that no longer
+starts at the bucket's offset when its turn comes is dropped and the bucket fetched again from its offset.
+
+Fetching stays bounded: one fetch per leader in flight, at most ``MAX_UNDECODED`` fetched answers per leader
+waiting to be decoded, and at most ``max_queued`` responses fetched and not yet taken by the reader
+(``to_arrow_batch_reader`` is lazy: a slow reader holds the fetching back). A reader that stops early (closed,
+dropped) stops the driver; an error of the driver (a bucket failing for longer than ``request-timeout``, a corrupt
+batch, ...) is raised to the reader. Each response's batches come in offset order per bucket, so every bucket's
+rows reach the reader in log order (buckets interleave by arrival).
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ if TYPE_CHECKING:
 REMOTE = "<remote segments>"  # the key of the remote-segment reads among the per-leader fetches
 NO_LEADER_WAIT_S = 0.1
 STOP_WAIT_S = 10.0
+MAX_UNDECODED = 2  # fetched answers of one leader not decoded yet: a fetch starts only while fewer are pending
 _END = object()
 
 
@@ -51,6 +59,9 @@ class BoundedRead:
         self._done = False
         self._task: asyncio.Task | None = None
         self._stopped = False  # closed: a driver that has not started yet does not start
+        self._fetched: dict[TableBucket, int] = {}  # where a bucket's next fetch starts, ahead of its decoding
+        self._decodes: dict[TableBucket, asyncio.Task] = {}  # a bucket's latest decode (the next one waits for it)
+        self._undecoded: dict[str, int] = {}  # per leader: its fetched answers not decoded yet
         self._future: concurrent.futures.Future = scanner._io.submit(self._drive())  # noqa: SLF001
 
     # ------------------------------------------------------------ reader side
@@ -110,9 +121,14 @@ class BoundedRead:
             return
         self._queue.put(_END)
 
+    def _position(self, tb: TableBucket) -> int:
+        """Where ``tb``'s next fetch starts: its offset, or past the answers fetched and not decoded yet."""
+        offset = self._scanner._offsets[tb]  # noqa: SLF001
+        return max(offset, self._fetched.get(tb, offset))
+
     def _unread(self) -> list[TableBucket]:
         offsets = self._scanner._offsets  # noqa: SLF001
-        return [tb for tb, end in self._ends.items() if tb in offsets and offsets[tb] < end]
+        return [tb for tb, end in self._ends.items() if tb in offsets and self._position(tb) < end]
 
     async def _fetch_all(self) -> None:
         scanner = self._scanner
@@ -124,12 +140,12 @@ class BoundedRead:
                 self._space.clear()  # before reading _queued: a chunk taken after this sets it again
                 busy = {tb for _, tbs in inflight.values() for tb in tbs}
                 todo = [tb for tb in self._unread() if tb not in busy]
-                if not todo and not inflight:
+                if not todo and not inflight and not self._decodes:
                     return
-                room = self._queued < self._max_queued
+                room = self._queued + sum(self._undecoded.values()) < self._max_queued
                 if todo and room:
                     await self._start(todo, inflight)
-                waits = set(inflight)
+                waits = set(inflight) | set(self._decodes.values())
                 space = None
                 if todo and not room:  # the reader is behind: wait for it (or for a fetch in flight)
                     space = asyncio.ensure_future(self._space.wait())
@@ -142,13 +158,51 @@ class BoundedRead:
                     space.cancel()
                 for task in done:
                     if task is not space:
-                        del inflight[task]
-                        task.result()  # a fetch's error ends the read
+                        inflight.pop(task, None)
+                        task.result()  # a fetch's or a decode's error ends the read
         finally:
-            for task in inflight:
+            tasks = [*inflight, *self._decodes.values()]
+            for task in tasks:
                 task.cancel()
-            if inflight:
-                await asyncio.gather(*inflight, return_exceptions=True)
+            if tasks:
+                await asyncio.gather(*tasks, return_exceptions=True)
+
+    async def _fetch_ahead(self, addr: str, tbs: list[TableBucket], wait_ms: int) -> None:
+        """One FetchLog to ``addr`` from each bucket's position; its answer decodes in a task of its own, after
+        the previous answers of the same buckets, so the leader's next fetch can start right away."""
+        scanner = self._scanner
+        answer = await scanner._fetch(addr, {tb: self._position(tb) for tb in tbs}, wait_ms)  # noqa: SLF001
+        for tb, info in answer.remote:
+            if scanner._offsets.get(tb) == answer.offsets[tb]:  # noqa: SLF001
+                scanner._remote_reader().add(tb, info)  # noqa: SLF001
+        fetched = [(tb, offset, batches) for tb, offset, batches in answer.fetched if batches]
+        if not fetched:
+            return
+        before = {self._decodes[tb] for tb, _, _ in fetched if tb in self._decodes}
+        ends = {tb: batches[-1].next_offset for tb, _, batches in fetched}
+        self._fetched.update(ends)
+        self._undecoded[addr] = self._undecoded.get(addr, 0) + 1
+        task = asyncio.ensure_future(self._decode_after(before, fetched, ends, addr))
+        for tb in ends:
+            self._decodes[tb] = task
+
+    async def _decode_after(self, before: set[asyncio.Task], fetched: list, ends: dict[TableBucket, int],
+                            addr: str) -> None:
+        try:
+            if before:
+                await asyncio.wait(before)
+                for task in before:
+                    task.result()  # an earlier decode failed: the read ends with its error
+            await self._scanner._decode(fetched, self._hand_over)  # noqa: SLF001
+        finally:
+            self._undecoded[addr] -= 1
+            me = asyncio.current_task()
+            offsets = self._scanner._offsets  # noqa: SLF001
+            for tb, end in ends.items():
+                if offsets.get(tb, end) < end and self._fetched.get(tb) == end:
+                    del self._fetched[tb]  # dropped (the bucket was not at this answer's offset): fetch again
+                if self._decodes.get(tb) is me:
+                    del self._decodes[tb]
 
     async def _start(self, todo: list[TableBucket], inflight: dict[asyncio.Task, tuple[str, set[TableBucket]]]
                      ) -> None:
@@ -164,11 +218,12 @@ class BoundedRead:
                     f"Bucket {tb.bucket_id} of table '{scanner._table.table_path}' has no leader",  # noqa: SLF001
                     ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION))
         running = {key for key, _ in inflight.values()}
+        running |= {addr for addr, n in self._undecoded.items() if n >= MAX_UNDECODED}
         wait_ms = scanner._wait_ms  # noqa: SLF001
         jobs: list[tuple[str, list[TableBucket], Callable]] = []
         for addr, tbs in leaders.items():
             if addr not in running:
-                jobs.append((addr, tbs, lambda a=addr, t=tbs: scanner._fetch_into(a, t, wait_ms, self._hand_over)))  # noqa: SLF001
+                jobs.append((addr, tbs, lambda a=addr, t=tbs: self._fetch_ahead(a, t, wait_ms)))
         if remote and REMOTE not in running:
             jobs.append((REMOTE, sorted(remote, key=_order),
                          lambda r=remote: scanner._read_remote(r, max(wait_ms, 1000), self._hand_over)))  # noqa: SLF001

@@ -6,6 +6,7 @@ reader."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import time
 
@@ -158,3 +159,70 @@ async def test_a_fetch_error_reaches_the_reader(conn, admin, database):
         del client.fetch_log
     scanner.subscribe_buckets(dict.fromkeys(range(BUCKETS), EARLIEST_OFFSET))  # the failed read ended
     assert (await scanner.to_arrow()).num_rows == WRITES * ROWS_PER_WRITE
+
+
+async def test_a_leaders_next_fetch_goes_out_while_its_answer_decodes(cluster, conn, admin, database):
+    """The servers read and send the next answers while the client decompresses the previous ones."""
+    path = await _table(conn, admin, database, "ahead")
+    small = await _small_fetch_connection(cluster)
+    try:
+        table = await small.get_table(path)
+        scanner = await _scanner(table)
+        fetches: list[str] = []
+        original_fetch, original_decode = scanner._fetch, scanner._decode  # noqa: SLF001
+        first_decode: list[str] = []
+        went_ahead = asyncio.Event()
+        in_time: list[bool] = []
+
+        leader_of: dict = {}
+
+        async def fetch(addr, offsets, wait_ms):
+            fetches.append(addr)
+            leader_of.update(dict.fromkeys(offsets, addr))
+            if first_decode and fetches.count(first_decode[0]) >= 2:
+                went_ahead.set()
+            return await original_fetch(addr, offsets, wait_ms)
+
+        async def decode(fetched, sink=None):
+            if not first_decode:  # the first answer's decoding holds until its leader was fetched again
+                first_decode.append(leader_of[fetched[0][0]])
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(went_ahead.wait(), 5)
+                in_time.append(went_ahead.is_set())
+            await original_decode(fetched, sink)
+
+        scanner._fetch, scanner._decode = fetch, decode  # noqa: SLF001
+        result = await scanner.to_arrow()
+        assert in_time == [True]  # the leader's next fetch went out while its first answer was still decoding
+        assert sorted(result.column("seq").to_pylist()) == list(range(WRITES * ROWS_PER_WRITE))
+    finally:
+        await small.close()
+
+
+async def test_an_answer_dropped_at_decoding_is_fetched_again(cluster, conn, admin, database):
+    """An answer whose bucket is not at its fetch offset when its decode comes is dropped, and so is what was
+    fetched after it; the bucket is fetched again from its offset: every row once, in offset order."""
+    path = await _table(conn, admin, database, "refetch")
+    small = await _small_fetch_connection(cluster)
+    try:
+        table = await small.get_table(path)
+        scanner = await _scanner(table)
+        original_decode = scanner._decode  # noqa: SLF001
+        dropped: list = []
+
+        async def decode(fetched, sink=None):
+            if not dropped:  # the first answer of one bucket lost on the way, as if decoded for a stale offset
+                dropped.append(fetched[0][0])
+                fetched = fetched[1:]
+            await original_decode(fetched, sink)
+
+        scanner._decode = decode  # noqa: SLF001
+        result = await scanner.to_arrow()
+        assert dropped
+        seq = result.column("seq").to_numpy()
+        assert sorted(seq.tolist()) == list(range(WRITES * ROWS_PER_WRITE))
+        keys = result.column("k").to_numpy()
+        for k in np.unique(keys):
+            assert np.all(np.diff(seq[keys == k]) > 0), k
+    finally:
+        await small.close()

@@ -17,15 +17,15 @@ READ = SchemaHistory(SCHEMA).read  # what a scanner decodes each batch with
 ROWS = 5_000
 
 
-def _log(batches: int) -> bytearray:
+def _log(batches: int, rows: int = ROWS) -> bytearray:
     """``batches`` ZSTD batches of incompressible rows at consecutive offsets, the odd ones with change types."""
     rng = np.random.default_rng(7)
     out = bytearray()
     for i in range(batches):
-        rb = pa.record_batch([pa.array(np.arange(i * ROWS, (i + 1) * ROWS)), pa.array(rng.integers(0, 2**62, ROWS)),
-                              pa.array([None if j % 7 == 0 else f"r{j}" for j in range(ROWS)])], schema=SCHEMA)
-        cts = np.full(ROWS, int(ChangeType.UpdateAfter), np.uint8) if i % 2 else None
-        out += build_batch(rb, schema_id=1, compression=COMPRESSION_ZSTD, change_types=cts, base_offset=i * ROWS,
+        rb = pa.record_batch([pa.array(np.arange(i * rows, (i + 1) * rows)), pa.array(rng.integers(0, 2**62, rows)),
+                              pa.array([None if j % 7 == 0 else f"r{j}" for j in range(rows)])], schema=SCHEMA)
+        cts = np.full(rows, int(ChangeType.UpdateAfter), np.uint8) if i % 2 else None
+        out += build_batch(rb, schema_id=1, compression=COMPRESSION_ZSTD, change_types=cts, base_offset=i * rows,
                            commit_timestamp=1000 + i)
     return out
 
@@ -67,6 +67,29 @@ async def test_small_responses_decode_inline():
     finally:
         del pool.submit
     assert rb.num_rows == ROWS and not cts.any()
+
+
+async def test_one_large_batch_decodes_on_the_pool():
+    """A response of one large batch (a full scan's usual answer: one ~1 MiB batch per bucket) decodes off the
+    calling thread, so the client's I/O loop receives the other leaders' answers meanwhile."""
+    data = _log(1, rows=40_000)
+    assert len(data) > batch_decode.PARALLEL_MIN_BYTES
+    batches = list(iter_batches(data))
+    used = []
+    pool = batch_decode.decode_pool()
+    original_submit = pool.submit
+
+    def counting_submit(fn, *args, **kwargs):
+        used.append(fn)
+        return original_submit(fn, *args, **kwargs)
+
+    pool.submit = counting_submit
+    try:
+        (rb, cts), = await batch_decode.decode_fetched(batches, READ, True)
+    finally:
+        del pool.submit
+    assert len(used) == 1
+    assert rb.column("k").to_pylist() == list(range(40_000)) and not cts.any()
 
 
 async def test_a_corrupt_batch_fails_the_whole_response_with_its_offset():
