@@ -110,3 +110,19 @@ async def test_an_unknown_table_is_refused_per_bucket(manager):
     results = await manager.apply_leader_and_isr(request)
     assert [r.error.code != 0 for r in results] == [True, True] and not manager.replicas
     assert "no definition of table 7" in results[0].error.message
+
+
+async def test_a_replica_created_before_its_turn_is_applied(manager, monkeypatch):
+    """Bucket 0's creation is slow, the others' finish while the notification still waits for bucket 0: each is
+    applied from the replica already published."""
+    real = epoch_cache.LeaderEpochCache._persist
+
+    def slow_first(self):
+        if self._file.path.parent.name == "bucket-0":
+            time.sleep(0.3)
+        real(self)
+
+    monkeypatch.setattr(epoch_cache.LeaderEpochCache, "_persist", slow_first)
+    results = await manager.apply_leader_and_isr(notify(range(4), lambda b: ME))
+    assert [r.error.code for r in results] == [0, 0, 0, 0], [r.error.message for r in results]
+    assert all(manager.replicas[TableBucket(7, k)].is_leader for k in range(4)) and not manager._creating

@@ -180,9 +180,8 @@ class ReplicaManager:
         hosts and has not got yet (a CREATE TABLE of many buckets). A new leader is made leader in the same thread,
         before its replica is published: its fsynced leader-epoch checkpoint is written there, not one bucket at a
         time on the event loop; ``_apply_one`` still waits for it, so it is on disk before the server answers. A
-        replica created is published by the future's callback (on the event loop), so a second notification for
-        the same bucket meanwhile waits for the same creation instead of opening the log twice."""
-        loop = asyncio.get_running_loop()
+        second notification for the same bucket meanwhile waits for the same creation instead of opening the log
+        twice."""
         for tb, b in buckets:
             info = self.tables.get(tb.table_id)
             if self.server_id not in b.replicas or tb in self.replicas or tb in self._creating or info is None:
@@ -191,10 +190,18 @@ class ReplicaManager:
                             if tb.partition_id is not None else info.num_buckets)
             lead = (b.leader_epoch, b.bucket_epoch, list(b.replicas), list(b.isr)) if b.leader == self.server_id \
                 else None
-            future = loop.run_in_executor(self._create_pool, self._new_replica, tb, info, self.bucket_dir(tb),
-                                          bucket_count, lead)
-            self._creating[tb] = future
-            future.add_done_callback(lambda f, tb=tb: self._created(tb, f))
+            self._creating[tb] = asyncio.ensure_future(self._create(tb, info, self.bucket_dir(tb), bucket_count, lead))
+
+    async def _create(self, tb: TableBucket, info: TableInfo, directory: Path, bucket_count: int,
+                      lead: tuple[int, int, list[int], list[int]] | None) -> Replica:
+        """Creates the replica on the creation threads and publishes it (in ``replicas``) before it completes."""
+        try:
+            replica = await asyncio.get_running_loop().run_in_executor(
+                self._create_pool, self._new_replica, tb, info, directory, bucket_count, lead)
+            self.replicas.setdefault(tb, replica)
+            return self.replicas[tb]
+        finally:
+            self._creating.pop(tb, None)
 
     def _new_replica(self, tb: TableBucket, info: TableInfo, directory: Path, bucket_count: int,
                      lead: tuple[int, int, list[int], list[int]] | None) -> Replica:
@@ -210,11 +217,6 @@ class ReplicaManager:
                 raise
         return replica
 
-    def _created(self, tb: TableBucket, future: asyncio.Future) -> None:
-        self._creating.pop(tb, None)
-        if not future.cancelled() and future.exception() is None and tb not in self.replicas:
-            self.replicas[tb] = future.result()
-
     async def _replica_for(self, tb: TableBucket, b: pb.LeaderAndIsrPb) -> Replica:
         """The bucket's replica: the one hosted, or the one being created (created now if neither)."""
         replica = self.replicas.get(tb)
@@ -225,8 +227,7 @@ class ReplicaManager:
         if tb not in self._creating:
             raise FlussError(f"NotifyLeaderAndIsr for {tb} carries no definition of table {tb.table_id}",
                              ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
-        await asyncio.shield(self._creating[tb])
-        return self.replicas[tb]
+        return await asyncio.shield(self._creating[tb])
 
     async def _apply_one(self, tb: TableBucket, b: pb.LeaderAndIsrPb) -> None:
         if self.server_id not in b.replicas:
