@@ -166,3 +166,35 @@ def test_partitions_become_visible_after_their_assignments(zk, monkeypatch):
         zk.create_partitions("db", "p", renamed)
     assert set(zk.list_partitions("db", "p")) == {"20261200", "20261201"}
     assert zk.get_assignment(11, 200) is None and zk.get_assignment(11, 201) is None
+
+
+def test_drop_deletes_a_table_of_many_partitions_in_bounded_transactions(zk, monkeypatch):
+    reg, _, _ = table_parts(13, 0)
+    reg.partition_keys = ["dt"]
+    zk.create_table("db", "big", reg, {"columns": []}, None, {})
+    partitions = [(f"p{k}", PartitionRegistration(300 + k, 13, {"dt": f"p{k}"}, 2),
+                   Assignment(13, {0: [0], 1: [1]}), {0: LeaderAndIsr(0, 0, [0], 1), 1: LeaderAndIsr(1, 0, [1], 1)})
+                  for k in range(100)]
+    zk.create_partitions("db", "big", partitions)
+    zk._zk.create(paths.kv_snapshot(13, 300, 0), b"{}")  # a node below a bucket goes too
+    sizes = []
+    real_transaction = zk._zk.transaction
+
+    def transaction():
+        tx = real_transaction()
+        real_commit_tx = tx.commit
+
+        def commit():
+            sizes.append(len(tx.operations))
+            return real_commit_tx()
+
+        tx.commit = commit
+        return tx
+
+    monkeypatch.setattr(zk._zk, "transaction", transaction)
+    zk.delete_table("db", "big", 13, [300 + k for k in range(100)])
+    assert zk.list_tables("db") == [] and zk.list_partitions("db", "big") == {}
+    assert all(zk._zk.exists(paths.partition_assignment(300 + k)) is None for k in range(100))
+    # the table's 4 nodes and its 100 partition nodes: one transaction; 100 x 6 assignment nodes and a snapshot
+    # node: three
+    assert max(sizes) <= zk_client.MAX_TRANSACTION_OPS and sizes == [104, 256, 256, 89]

@@ -356,13 +356,8 @@ class ZooKeeperClient:
 
     def delete_table(self, db: str, table: str, table_id: int, partition_ids: list[int]) -> None:
         """Removes the table's metadata node first (so it is gone for clients), then its assignments."""
-        try:
-            self._zk.delete(paths.table(db, table), recursive=True)
-        except NoNodeError:
-            pass
-        self.delete_assignment(table_id, -1)
-        for pid in partition_ids:
-            self.delete_assignment(table_id, pid)
+        self._delete_trees([paths.table(db, table)])
+        self._delete_trees([paths.bucket_root(table_id, pid) for pid in [-1, *partition_ids]])
 
     # ------------------------------------------------------------ partitions
 
@@ -480,8 +475,7 @@ class ZooKeeperClient:
         try:
             if self._zk.exists(visible_path) is not None:
                 return  # the visible nodes exist: their transaction was applied, nothing to undo
-            for root in leftovers:
-                self._delete_tree(root)
+            self._delete_trees(leftovers)
         except KazooException as e:
             log.warning("%s failed and its partial nodes could not be removed (%s): %s", what, type(e).__name__,
                         ", ".join(leftovers))
@@ -596,10 +590,37 @@ class ZooKeeperClient:
         self._delete_tree(paths.bucket_root(table_id, partition_id))
 
     def _delete_tree(self, root: str) -> None:
-        try:
-            self._zk.delete(root, recursive=True)
-        except (NoNodeError, NotEmptyError):
-            pass
+        self._delete_trees([root])
+
+    def _delete_trees(self, roots: list[str]) -> None:
+        """Deletes ``roots`` and everything below them: the nodes are listed level by level (pipelined reads), then
+        deleted deepest first in transactions of at most ``MAX_TRANSACTION_OPS`` nodes (one at a time, the 4,000
+        nodes of a table of 1,000 partitions took 8,000 round trips). A transaction that fails (a node that is gone
+        or got a child meanwhile) has its nodes deleted one by one instead."""
+        levels, current = [], list(roots)
+        while current:
+            pending = [(path, self._zk.get_children_async(path)) for path in current]
+            present, current = [], []
+            for path, result in pending:
+                try:
+                    current += [f"{path}/{child}" for child in result.get()]
+                    present.append(path)
+                except NoNodeError:  # gone already (e.g. a table that has no assignment of its own)
+                    continue
+            levels.append(present)
+        ordered = [path for level in reversed(levels) for path in level]
+        for start in range(0, len(ordered), MAX_TRANSACTION_OPS):
+            chunk = ordered[start:start + MAX_TRANSACTION_OPS]
+            tx = self._zk.transaction()
+            for path in chunk:
+                tx.delete(path)
+            if not any(isinstance(r, Exception) for r in tx.commit()):
+                continue
+            for path in chunk:
+                try:
+                    self._zk.delete(path, recursive=True)
+                except (NoNodeError, NotEmptyError):
+                    pass
 
     def list_table_assignment_ids(self) -> list[int]:
         return [int(c) for c in self._zk.get_children(paths.TABLE_ASSIGNMENTS)]
