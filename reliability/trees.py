@@ -13,10 +13,12 @@ from pathlib import Path
 from bench.monitor import cpu_seconds as process_cpu_seconds
 
 
-def start_cluster(tree: Path, config: dict[str, str] | None = None, server_cpus: set[int] | None = None):
+def start_cluster(tree: Path, config: dict[str, str] | None = None, server_cpus: set[int] | None = None,
+                  session_timeout: str | None = None):
     """A started 3-tablet-server ``LocalCluster`` whose servers run ``tree`` (``PYTHONPATH``), with ``config``
     as server options; on ``server_cpus`` only when given (the processes it starts inherit this process's CPU
-    affinity, which is restored afterwards)."""
+    affinity, which is restored afterwards); ``session_timeout``: the servers' ZooKeeper session (LocalCluster's
+    default if None)."""
     from fluss.server.cluster import LocalCluster
 
     old, cwd = os.environ.get("PYTHONPATH"), os.getcwd()
@@ -26,7 +28,8 @@ def start_cluster(tree: Path, config: dict[str, str] | None = None, server_cpus:
     try:
         if server_cpus:
             os.sched_setaffinity(0, server_cpus)
-        return LocalCluster(tablet_servers=3, server_config=dict(config or {})).start()
+        extra = {} if session_timeout is None else {"zookeeper_session_timeout": session_timeout}
+        return LocalCluster(tablet_servers=3, server_config=dict(config or {}), **extra).start()
     finally:
         os.sched_setaffinity(0, own_cpus)
         os.chdir(cwd)

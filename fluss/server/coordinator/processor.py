@@ -97,8 +97,9 @@ log = logging.getLogger(__name__)
 DEFAULT_DATABASE = "fluss"
 #: The largest rebalance record written to ZooKeeper (its default node limit is 1 MiB): about 5500 buckets of three replicas (with sizes).
 MAX_REBALANCE_RECORD_BYTES = 900_000
-#: auto-partitioning creates up to this many partitions per ZooKeeper transaction, and no more buckets than
-#: ``PARTITION_BATCH_BUCKETS`` (2 nodes each): a small fraction of ZooKeeper's 1 MiB request limit
+#: auto-partitioning creates up to this many partitions per batch (one id allocation, one NotifyLeaderAndIsr per
+#: server), and no more buckets than ``PARTITION_BATCH_BUCKETS``; ZooKeeperClient writes a batch in transactions of
+#: at most ``MAX_TRANSACTION_OPS`` nodes
 PARTITION_BATCH = 64
 PARTITION_BATCH_BUCKETS = 256
 
@@ -518,8 +519,9 @@ class CoordinatorEventProcessor:
 
     async def _create_partitions(self, path: TablePath, specs: list[dict[str, str]]) -> None:
         """Auto-partitioning's creations: the partitions of ``specs`` that do not exist yet, ``PARTITION_BATCH`` at
-        a time (fewer for tables of many buckets), each batch with one id allocation, one ZooKeeper transaction and one NotifyLeaderAndIsr per server
-        (one at a time, a partition cost two ZooKeeper writes and a notification: ~40 ms, 1,000 took 40 s)."""
+        a time (fewer for tables of many buckets), each batch with one id allocation, its ZooKeeper writes (bounded
+        transactions, the partition nodes last) and one NotifyLeaderAndIsr per server (one at a time, a partition
+        cost two ZooKeeper writes and a notification: ~40 ms, 1,000 took 40 s)."""
         info = self.partitioned_table_or_raise(path)
         keys = info.get_partition_keys()
         existing = self.ctx.partitions_of(info.table_id)
