@@ -39,6 +39,8 @@ import org.apache.flink.table.data.MapData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
 import org.apache.flink.table.data.TimestampData;
+import org.apache.flink.table.data.binary.BinaryStringData;
+import org.apache.flink.core.memory.MemorySegment;
 import org.apache.flink.table.types.logical.ArrayType;
 import org.apache.flink.table.types.logical.BinaryType;
 import org.apache.flink.table.types.logical.DecimalType;
@@ -58,6 +60,10 @@ import java.util.Arrays;
 /**
  * Appends Flink {@link RowData} to Arrow vectors of the table's Arrow schema and serializes them as one log
  * batch ({@link LogBatch}) with Arrow IPC body compression. One writer per (partition, bucket) buffer.
+ *
+ * <p>The vectors and the serialization buffer live as long as the writer: {@link #finishIpc} resets the vectors
+ * (their memory stays allocated for the next batch) instead of allocating a new set per batch, and strings are
+ * copied from the row's memory segment straight into the vector's data buffer (no {@code byte[]} per value).
  */
 public final class ArrowBatchWriter implements AutoCloseable {
     private final RowType rowType;
@@ -71,6 +77,8 @@ public final class ArrowBatchWriter implements AutoCloseable {
     private VectorSchemaRoot root;
     private FieldVector[] vectors; // the root's, by column
     private int rows;
+    /** The IPC message of the last batch (reused: its array grows to the largest batch, then stays). */
+    private final IpcBuffer ipcOut = new IpcBuffer();
     /** Change types of the buffered rows (KV batches for PutKv); null while every row is append-only. */
     private java.io.ByteArrayOutputStream changeTypes;
 
@@ -337,7 +345,7 @@ public final class ArrowBatchWriter implements AutoCloseable {
                 break;
             case CHAR:
             case VARCHAR:
-                ((VarCharVector) v).setSafe(i, row.getString(c).toBytes());
+                setString((VarCharVector) v, i, row.getString(c));
                 break;
             case DECIMAL: {
                 DecimalType d = (DecimalType) t;
@@ -384,33 +392,81 @@ public final class ArrowBatchWriter implements AutoCloseable {
         }
     }
 
+    /**
+     * Sets a string: a binary string held in one heap segment (the rows Flink deserializes from the network or
+     * a sort buffer) is copied from that segment without an intermediate {@code byte[]}.
+     */
+    private static void setString(VarCharVector v, int i, StringData s) {
+        if (s instanceof BinaryStringData) {
+            BinaryStringData b = (BinaryStringData) s;
+            b.ensureMaterialized();
+            MemorySegment[] segments = b.getSegments();
+            if (segments.length == 1 && !segments[0].isOffHeap()) {
+                v.setSafe(i, segments[0].getArray(), b.getOffset(), b.getSizeInBytes());
+                return;
+            }
+        }
+        v.setSafe(i, s.toBytes());
+    }
+
     /** Serializes the buffered rows as one log batch (append-only unless rows came with change types) and starts a new buffer. */
     public byte[] finish(int schemaId, long writerId, int batchSequence) {
         int n = rows;
         byte[] types = changeTypes == null ? null : changeTypes.toByteArray();
         changeTypes = null;
-        byte[] ipc = finishIpc();
-        if (types != null) {
-            return LogBatch.build(ipc, types, n, schemaId, compression, writerId, batchSequence, 0L, 0, 0L);
-        }
-        return LogBatch.build(ipc, n, schemaId, compression, writerId, batchSequence);
+        serializeIpc();
+        // the batch is built from the serialization buffer directly (one copy of the IPC message, not two)
+        return LogBatch.build(ipcOut.array(), ipcOut.size(), types, n, schemaId, compression, writerId,
+                batchSequence, 0L, 0, 0L);
     }
 
     /** Serializes the buffered rows as an Arrow IPC record-batch message and starts a new buffer. */
     public byte[] finishIpc() {
+        serializeIpc();
+        return ipcOut.toByteArray();
+    }
+
+    /** Serializes the buffered rows into {@link #ipcOut} and empties the vectors for the next batch. */
+    private void serializeIpc() {
         try {
             root.setRowCount(rows);
-            ByteArrayOutputStream out = new ByteArrayOutputStream(Math.max(1024, rows * 16));
+            ipcOut.reset();
             try (ArrowRecordBatch batch = new VectorUnloader(root, true, codec, true).getRecordBatch()) {
-                MessageSerializer.serialize(new WriteChannel(Channels.newChannel(out)), batch);
+                MessageSerializer.serialize(new WriteChannel(Channels.newChannel(ipcOut)), batch);
             }
-            return out.toByteArray();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } finally {
+            resetRoot();
+        }
+    }
+
+    /** A {@link ByteArrayOutputStream} whose array can be read in place (valid until the next write). */
+    private static final class IpcBuffer extends ByteArrayOutputStream {
+        IpcBuffer() {
+            super(64 * 1024);
+        }
+
+        byte[] array() {
+            return buf;
+        }
+    }
+
+    /**
+     * Empties the vectors for the next batch, keeping their memory (the unloaded batch held its own references,
+     * released when it closed). A batch far larger than usual ({@code initialRows}) gives its memory back.
+     */
+    private void resetRoot() {
+        if (initialRows > 0 && rows > 2 * initialRows) {
             root.close();
             newRoot();
+            return;
         }
+        for (FieldVector v : vectors) {
+            v.reset();
+        }
+        root.setRowCount(0);
+        rows = 0;
     }
 
     @Override

@@ -152,7 +152,15 @@ public final class LogBatch {
     public static byte[] build(byte[] ipc, byte[] changeTypes, int recordCount, int schemaId, int compression,
                                long writerId, int batchSequence, long baseOffset, int leaderEpoch,
                                long commitTimestamp) {
-        int ipcLen = pad8(ipc.length);
+        return build(ipc, ipc.length, changeTypes, recordCount, schemaId, compression, writerId, batchSequence,
+                baseOffset, leaderEpoch, commitTimestamp);
+    }
+
+    /** Builds a batch from the first {@code ipcLength} bytes of {@code ipc}. */
+    public static byte[] build(byte[] ipc, int ipcLength, byte[] changeTypes, int recordCount, int schemaId,
+                               int compression, long writerId, int batchSequence, long baseOffset,
+                               int leaderEpoch, long commitTimestamp) {
+        int ipcLen = pad8(ipcLength);
         int ctLen = changeTypes == null ? 0 : pad8(recordCount);
         int total = HEADER_SIZE + ctLen + ipcLen;
         byte[] out = new byte[total];
@@ -175,7 +183,7 @@ public final class LogBatch {
         h.putInt(44, schemaId);
         h.putInt(48, batchSequence);
         h.putInt(52, 0);
-        System.arraycopy(ipc, 0, out, HEADER_SIZE + ctLen, ipc.length);
+        System.arraycopy(ipc, 0, out, HEADER_SIZE + ctLen, ipcLength);
         h.putInt(0, (int) crc32c(out, 4, total - 4));
         return out;
     }
