@@ -25,9 +25,10 @@ _OFFSET_TYPES = {
 }
 
 
-# Below this many rows Arrow's own full validation is the cheaper one: the vectorized checks cost ~50 us of numpy
-# and Python set-up per batch (a 20-row batch: 55 us against Arrow's 2 us; they break even near 5,000 rows).
-VECTORIZED_MIN_ROWS = 4096
+# Below this many rows Arrow's own full validation is the cheaper one: the vectorized checks cost ~50-100 us of
+# numpy and Python set-up per batch (a 20-row batch: ~55 us against Arrow's 2-3 us; of the benchmark rows, 8,192
+# take ~92-130 us either way, 16,384 take 116-130 against 222-226 us, 40,000 take 152-182 against 537-569 us).
+VECTORIZED_MIN_ROWS = 8192
 
 
 def validate_full(rows: pa.RecordBatch) -> None:

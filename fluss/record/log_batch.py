@@ -62,7 +62,6 @@ import pyarrow as pa
 from fluss.errors import ErrorCode, FlussError
 from fluss.record.change_type import MAX_CHANGE_TYPE
 from fluss.record.ipc_projection import ProjectionUnsupported, project_message
-from fluss.record.ipc_small_codec import SMALL_MESSAGE_MAX_BYTES, compress_message, decompress_message
 
 CURRENT_MAGIC = 1
 
@@ -396,22 +395,10 @@ def _schema_message(schema: pa.Schema) -> bytes:
 
 
 def _decompress_here(message: memoryview | bytes, schema: pa.Schema) -> pa.RecordBatch:
-    """A compressed record-batch message decoded on this thread: a small ZSTD one with a reused codec context
-    (``ipc_small_codec``), others read as a stream of ``schema``'s message and it (the one-message reader,
-    ``pa.ipc.read_record_batch``, always uses Arrow's thread pool)."""
-    plain = decompress_message(message)
-    if plain is not None:
-        return pa.ipc.read_record_batch(pa.py_buffer(plain), schema)
+    """A compressed record-batch message decoded on this thread: read as a stream of ``schema``'s message and it
+    (the one-message reader, ``pa.ipc.read_record_batch``, always uses Arrow's thread pool)."""
     stream = pa.BufferReader(pa.py_buffer(b"".join((_schema_message(schema), message))))
     return pa.ipc.open_stream(stream, options=_SINGLE_THREADED_READ).read_next_batch()
-
-
-@functools.lru_cache(maxsize=64)
-def _plain_columns(schema: pa.Schema) -> bool:
-    """Whether a batch of ``schema`` is one IPC message (no dictionary-encoded column, at any depth)."""
-    def dictionary_free(t: pa.DataType) -> bool:
-        return not pa.types.is_dictionary(t) and all(dictionary_free(t.field(i).type) for i in range(t.num_fields))
-    return all(dictionary_free(f.type) for f in schema)
 
 
 def _serialize_ipc(batch: pa.RecordBatch, compression: int, zstd_level: int) -> pa.Buffer:
@@ -421,9 +408,6 @@ def _serialize_ipc(batch: pa.RecordBatch, compression: int, zstd_level: int) -> 
     codec_name = _ARROW_CODEC.get(compression)
     if codec_name is None:
         raise FlussError(f"Unknown log compression code {compression}", ErrorCode.INVALID_CONFIG_EXCEPTION)
-    if compression == COMPRESSION_ZSTD and batch.nbytes < SMALL_MESSAGE_MAX_BYTES and _plain_columns(batch.schema):
-        # a small batch: one reused ZSTD context instead of Arrow's one per buffer (84 vs 184 us for 20 rows)
-        return pa.py_buffer(compress_message(batch.serialize(), zstd_level))
     codec = pa.Codec(codec_name, zstd_level) if compression == COMPRESSION_ZSTD else pa.Codec(codec_name)
     # Arrow compresses the buffers of a batch on its thread pool: for a small batch handing ~25 buffers of a few
     # hundred bytes to other threads costs more than compressing them here (125 vs 220 us of CPU for 100 rows)

@@ -54,7 +54,6 @@ from fluss.record.ipc_projection import (
     read_message,
     schema_layout,
 )
-from fluss.record.ipc_small_codec import decompress_message
 from fluss.record.log_batch import (
     APPEND_ONLY_FLAG,
     BODY_FORMAT_MASK,
@@ -274,11 +273,8 @@ class BatchValidator:
                                      f"buffers; the {len(schema)} columns of schema id {b.schema_id} "
                                      f"[{', '.join(schema.names)}] have {shape.nodes} and {shape.buffers}")
         try:
-            plain = decompress_message(message, info=info) if info.codec == CODEC_ZSTD else None
             if info.codec is None:  # zero-copy
                 rows = pa.ipc.read_record_batch(pa.py_buffer(message), schema)
-            elif plain is not None:  # a small ZSTD body: one reused codec context instead of one per buffer
-                rows = pa.ipc.read_record_batch(pa.py_buffer(plain), schema)
             else:  # decompressed on this thread: Arrow's thread pool costs more than it saves on small batches
                 stream = pa.BufferReader(pa.py_buffer(b"".join((shape.schema_message, message))))
                 rows = pa.ipc.open_stream(stream, options=_SINGLE_THREADED).read_next_batch()
