@@ -5,7 +5,10 @@ The parent (``run``) starts a ``LocalCluster`` (1 coordinator, 3 tablet servers)
 subprocess (``python -m bench.flink_sql --child ...``), so PyFlink's JVM (a local mini cluster, parallelism
 ``PARALLELISM``, batch mode) is gone afterwards. The child gets a copy of the connector jar (and of the ``lib/``
 directory beside it) through ``FLUSS_CONNECTOR_JAR``, so a rebuild of ``connector/`` during the run cannot pull
-the jar from under a running JVM. Per round (after a warm-up round of the Fluss insert and read with a
+the jar from under a running JVM. The copy is on the class path of the child's PyFlink JVM (``HADOOP_CLASSPATH``,
+which PyFlink's launcher adds to it): Flink's ``lib/`` way of installing a connector, the way Flink's own
+``datagen`` and ``blackhole`` are installed, so ``add_connector_jars`` ships nothing with the jobs and no job loads
+the connector's classes (gRPC, Netty, protobuf, Arrow) into a class loader of its own. Per round (after a warm-up round of the Fluss insert and read with a
 tenth of the rows: class loading, JIT):
 
 - ``flink.insert``: ``INSERT INTO c.bench.t_<r> SELECT * FROM gen``, where ``gen`` is a bounded ``datagen``
@@ -161,12 +164,16 @@ def _failure(text: str) -> str:
 def run(profile: Profile) -> list[Measurement]:
     """Starts a cluster, runs the PyFlink jobs in a subprocess, checks the tables, stops the cluster."""
     from bench.fluss_log import server_pids
+    from fluss.flink import connector_lib_jars
     from fluss.server.cluster import LocalCluster
 
     rows, rounds = profile.flink_rows, profile.heavy_rounds
     with (tempfile.TemporaryDirectory(prefix="bench-flink-") as work, LocalCluster(tablet_servers=3) as cluster,
           tempfile.TemporaryFile("w+") as log):
-        env = {**os.environ, "FLUSS_CONNECTOR_JAR": str(_copy_connector(Path(work)))}
+        jar = _copy_connector(Path(work))
+        env = {**os.environ, "FLUSS_CONNECTOR_JAR": str(jar),
+               "HADOOP_CLASSPATH": os.pathsep.join(filter(None, [str(jar), *connector_lib_jars(str(jar)),
+                                                                 os.environ.get("HADOOP_CLASSPATH")]))}
         pids = {k: v for k, v in server_pids(cluster).items() if v}
         cmd = [sys.executable, "-m", "bench.flink_sql", "--child", "--bootstrap", cluster.bootstrap_servers,
                "--rows", str(rows), "--rounds", str(rounds), "--pids", json.dumps(pids)]

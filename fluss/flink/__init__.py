@@ -64,11 +64,12 @@ def connector_jar_url() -> str:
     return Path(connector_jar()).as_uri()
 
 
-def connector_lib_jars() -> list[str]:
-    """The jars that run beside the connector jar: the ``*.jar`` files of the ``lib/`` directory next to it
-    (``connector/target/lib/``: Paimon's ``paimon-bundle`` and the Hadoop classes it needs, copied there by the
-    Maven build), sorted by name; the logging APIs there are left out (Flink has its own)."""
-    lib = Path(connector_jar()).parent / LIB_DIR
+def connector_lib_jars(jar: str | None = None) -> list[str]:
+    """The jars that run beside the connector jar (``jar``, default :func:`connector_jar`): the ``*.jar`` files of
+    the ``lib/`` directory next to it (``connector/target/lib/``: Paimon's ``paimon-bundle`` and the Hadoop classes
+    it needs, copied there by the Maven build), sorted by name; the logging APIs there are left out (Flink has its
+    own)."""
+    lib = Path(jar or connector_jar()).parent / LIB_DIR
     if not lib.is_dir():
         return []
     return sorted(str(p.resolve()) for p in lib.glob("*.jar") if not p.name.startswith(_FLINK_PROVIDED))
