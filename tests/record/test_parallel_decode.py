@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -30,11 +33,10 @@ def _log(batches: int, rows: int = ROWS) -> bytearray:
     return out
 
 
-async def test_pool_decoding_equals_inline_decoding_in_order():
-    data = _log(20)
-    assert len(data) > batch_decode.PARALLEL_MIN_BYTES
-    batches = list(iter_batches(data))
-    used = []
+@contextmanager
+def _counting_pool() -> Iterator[list]:
+    """Counts the tasks submitted to the decode pool while the block runs (the list of their functions)."""
+    used: list = []
     pool = batch_decode.decode_pool()
     original_submit = pool.submit
 
@@ -44,9 +46,17 @@ async def test_pool_decoding_equals_inline_decoding_in_order():
 
     pool.submit = counting_submit
     try:
-        parallel = await batch_decode.decode_fetched(batches, READ, True)
+        yield used
     finally:
         del pool.submit
+
+
+async def test_pool_decoding_equals_inline_decoding_in_order():
+    data = _log(20)
+    assert len(data) > batch_decode.PARALLEL_MIN_BYTES
+    batches = list(iter_batches(data))
+    with _counting_pool() as used:
+        parallel = await batch_decode.decode_fetched(batches, READ, True)
     assert len(used) == len(batches)  # one task per batch went to the pool
     inline = [batch_decode.decode_batch(b, READ, True) for b in batches]
     assert len(parallel) == len(inline) == 20
@@ -75,19 +85,8 @@ async def test_one_large_batch_decodes_on_the_pool():
     data = _log(1, rows=40_000)
     assert len(data) > batch_decode.PARALLEL_MIN_BYTES
     batches = list(iter_batches(data))
-    used = []
-    pool = batch_decode.decode_pool()
-    original_submit = pool.submit
-
-    def counting_submit(fn, *args, **kwargs):
-        used.append(fn)
-        return original_submit(fn, *args, **kwargs)
-
-    pool.submit = counting_submit
-    try:
+    with _counting_pool() as used:
         (rb, cts), = await batch_decode.decode_fetched(batches, READ, True)
-    finally:
-        del pool.submit
     assert len(used) == 1
     assert rb.column("k").to_pylist() == list(range(40_000)) and not cts.any()
 
