@@ -33,10 +33,22 @@ async def test_metrics_are_off_by_default(conn):
     assert conn.metrics is None
 
 
-async def test_writer_counts_records_batches_and_buffer(cluster, database):
+async def _with_leaders_serving(conn, path: fluss.TablePath, buckets: int) -> None:
+    """A new table's first write may meet a replica still being created (a retry): writes ``buckets`` * 5 keyed
+    rows through ``conn`` (its own metrics, if any) until every bucket has a row."""
+    writer = (await conn.get_table(path)).new_append().create_writer()
+    writer.write_arrow_batch(_batch(-buckets * 5, buckets * 5))
+    await writer.flush()
+    ends = await conn.get_admin().list_offsets(path, list(range(buckets)), fluss.OffsetSpec.latest())
+    assert all(ends[b] > 0 for b in range(buckets)), ends
+
+
+async def test_writer_counts_records_batches_and_buffer(cluster, conn, database):
     async with await fluss.FlussConnection.create(_config(cluster.bootstrap_servers)) as mc:
         path = fluss.TablePath(database, "written")
-        await mc.get_admin().create_table(path, fluss.TableDescriptor(fluss.Schema(SCHEMA), bucket_count=2))
+        descriptor = fluss.TableDescriptor(fluss.Schema(SCHEMA), bucket_count=2, bucket_keys=["id"])
+        await mc.get_admin().create_table(path, descriptor)
+        await _with_leaders_serving(conn, path, 2)  # so that the retries counted below are none
         writer = (await mc.get_table(path)).new_append().create_writer()
         for i in range(5):
             writer.write_arrow_batch(_batch(i * 1000, 1000))
