@@ -4,6 +4,13 @@ The official client's ``append()`` and ``poll()`` are synchronous while sends an
 running the I/O on its own loop lets ``append()`` block for backpressure (a full write buffer) and ``poll()``
 wait for data without deadlocking the caller's event loop. The thread owns its own ``ClusterClient`` (gRPC
 aio channels belong to the loop that made them).
+
+grpcio's asyncio stack wakes every event loop of the process that made gRPC calls on each completion event (one
+notification socket, read by each loop). With two connections (two I/O loops) one loop reads the byte and the other
+finds the socket empty: grpcio's ``PollerCompletionQueue._handle_events`` raises ``BlockingIOError`` into that loop,
+whose default handler logs an ERROR with a traceback, although nothing is lost (the loop that read the byte hands
+every queued event to the loop it belongs to; grpc/grpc#25364). The I/O loop's exception handler drops exactly that
+error and passes every other one to asyncio's default handler.
 """
 
 from __future__ import annotations
@@ -20,9 +27,21 @@ from fluss.client.config import Config
 T = TypeVar("T")
 
 
+def _is_spurious_grpc_wakeup(context: dict[str, Any]) -> bool:
+    """Whether an event-loop exception is grpcio's empty read of its shared notification socket (module docstring)."""
+    return isinstance(context.get("exception"), BlockingIOError) \
+        and "PollerCompletionQueue._handle_events" in repr(context.get("handle"))
+
+
+def _handle_loop_exception(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    if not _is_spurious_grpc_wakeup(context):
+        loop.default_exception_handler(context)
+
+
 class IoThread:
     def __init__(self, config: Config, name: str = "fluss-client-io") -> None:
         self.loop = asyncio.new_event_loop()
+        self.loop.set_exception_handler(_handle_loop_exception)
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
         self.client: ClusterClient = self.call(self._make_client(config))
