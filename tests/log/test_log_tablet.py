@@ -380,6 +380,29 @@ def test_high_watermark_is_clamped_and_persisted_on_close(tmp_path):
         assert read_all(tablet) == list(range(50))
 
 
+def test_an_empty_new_log_writes_no_checkpoint_until_it_has_something_to_say(tmp_path):
+    """A missing checkpoint file reads as an empty log at its start, so a new bucket's periodic checkpoints write
+    (and fsync) nothing until it has data; a log whose file exists keeps writing it."""
+    directory = tmp_path / "t"
+    file = directory / CHECKPOINT_FILE_NAME
+    with LogTablet.open(directory, SMALL) as tablet:
+        tablet.checkpoint()
+        tablet.flush()
+        assert not file.exists()
+        fill(tablet, 20)
+        tablet.update_high_watermark(20)
+        tablet.checkpoint()
+        assert CheckpointFile(file).read()["high_watermark"] == 20
+        tablet.truncate_to(0)  # the file exists: an empty log is written down too
+        assert CheckpointFile(file).read()["high_watermark"] == 0
+    with LogTablet.open(directory / "other", SMALL) as tablet:
+        tablet.restart_at(500)  # a follower's empty log continued at its leader's log start
+        tablet.checkpoint()
+        assert not (directory / "other" / CHECKPOINT_FILE_NAME).exists()
+    with LogTablet.open(directory / "other", SMALL) as tablet:  # ... which the missing file reads as
+        assert (tablet.log_start_offset, tablet.high_watermark, tablet.recovery_point) == (500, 500, 500)
+
+
 def test_flush_interval_messages_advances_the_recovery_point(tmp_path):
     with LogTablet.open(tmp_path / "t", LogConfig(flush_interval_messages=20)) as tablet:
         fill(tablet, 14)

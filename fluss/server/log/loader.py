@@ -65,6 +65,7 @@ class LoadedLog:
     high_watermark: int
     recovery_point: int
     checkpoint: CheckpointFile
+    checkpoint_found: bool = True  # False: no checkpoint file (a new log): it reads as the log start for both
 
 
 def load_log(directory: Path, config: LogConfig) -> LoadedLog:
@@ -110,7 +111,7 @@ def load_log(directory: Path, config: LogConfig) -> LoadedLog:
     log_start, log_end = segments[0].base_offset, segments[-1].next_offset
     high_watermark = min(max(values.get(HIGH_WATERMARK_KEY, log_start), log_start), log_end)
     recovery_point = min(max(recovery_point, log_start), log_end)
-    return LoadedLog(segments, high_watermark, recovery_point, checkpoint)
+    return LoadedLog(segments, high_watermark, recovery_point, checkpoint, bool(values))
 
 
 def _clean_directory(directory: Path) -> list[int]:

@@ -111,7 +111,8 @@ class SealedSegment:
 
 class LogTablet:
     def __init__(self, directory: Path, config: LogConfig, segments: list[LogSegment], high_watermark: int,
-                 recovery_point: int, checkpoint: CheckpointFile, name: str | None = None) -> None:
+                 recovery_point: int, checkpoint: CheckpointFile, name: str | None = None,
+                 checkpoint_found: bool = True) -> None:
         self.directory = Path(directory)
         self.name = name or self.directory.name  # how errors sent to clients name this log (never its path)
         self.config = config
@@ -122,6 +123,7 @@ class LogTablet:
         self._written_point = recovery_point  # appended data before this is in the page cache (see checkpoint)
         self._checkpoint = checkpoint
         self._checkpointed: dict[str, int] | None = None
+        self._checkpoint_missing = not checkpoint_found  # no file yet: it reads as an empty log at its start
         self._unflushed_records = 0
         self._closed = False
         self._lock = threading.RLock()
@@ -145,7 +147,7 @@ class LogTablet:
             log.error("cannot open the log of %s in %s: %s", name, directory, e)
             raise FlussError(f"Cannot open the log of {name}: {_os_error(e)}", ErrorCode.LOG_STORAGE_EXCEPTION) from e
         return cls(directory, config, loaded.segments, loaded.high_watermark, loaded.recovery_point,
-                   loaded.checkpoint, name)
+                   loaded.checkpoint, name, loaded.checkpoint_found)
 
     # -- offsets --------------------------------------------------------------------------------------------
     @property
@@ -455,9 +457,15 @@ class LogTablet:
         self._written_point = min(max(self._written_point, self._recovery_point), self.log_end_offset)
         values = {HIGH_WATERMARK_KEY: self._high_watermark, RECOVERY_POINT_KEY: self._recovery_point,
                   WRITTEN_POINT_KEY: self._written_point, BOOT_ID_KEY: boot_id()}
-        if values != self._checkpointed:
-            self._checkpoint.write(values)
-            self._checkpointed = values
+        if values == self._checkpointed:
+            return
+        start = self.log_start_offset
+        if self._checkpoint_missing and self._high_watermark == self._recovery_point == self._written_point == \
+                self.log_end_offset == start:
+            return  # an empty log without a checkpoint file, which reads as these values (``loader.py``)
+        self._checkpoint.write(values)
+        self._checkpointed = values
+        self._checkpoint_missing = False
 
     def close(self) -> None:
         with self._lock:
