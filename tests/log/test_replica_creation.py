@@ -1,6 +1,7 @@
 """A NotifyLeaderAndIsr that brings many new replicas (a CREATE TABLE of many buckets) creates them concurrently,
 off the event loop, and every new leader's leader-epoch checkpoint is on disk when the call returns
-(``ReplicaManager._start_creating``). In-process ``ReplicaManager``, no ZooKeeper."""
+(``ReplicaManager._start_creating``); the KV states of new primary-key leaders are opened together too, each once.
+In-process ``ReplicaManager``, no ZooKeeper."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from fluss.metadata import Schema, TableBucket, TableDescriptor, TableInfo, Tabl
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.log import epoch_cache
 from fluss.server.log.checkpoint import CheckpointFile
+from fluss.server.replica.kv_replica import KvReplica
 from fluss.server.replica.manager import CREATE_THREADS, ReplicaManager
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
@@ -126,3 +128,80 @@ async def test_a_replica_created_before_its_turn_is_applied(manager, monkeypatch
     results = await manager.apply_leader_and_isr(notify(range(4), lambda b: ME))
     assert [r.error.code for r in results] == [0, 0, 0, 0], [r.error.message for r in results]
     assert all(manager.replicas[TableBucket(7, k)].is_leader for k in range(4)) and not manager._creating
+
+
+PK_BUCKETS = 16
+PK_INFO = TableInfo(TablePath("db", "keyed"), 8, 1, TableDescriptor(
+    Schema(pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())]), primary_keys=["k"]),
+    bucket_count=PK_BUCKETS), 0, 0)
+
+
+def notify_pk(buckets: range, epoch: int = 0) -> pb.NotifyLeaderAndIsrRequest:
+    return pb.NotifyLeaderAndIsrRequest(coordinator_epoch=1, table_infos=[PK_INFO.to_pb()], buckets=[
+        pb.LeaderAndIsrPb(table_id=8, partition_id=-1, bucket_id=b, leader=ME, leader_epoch=epoch, replicas=[ME],
+                          isr=[ME], bucket_epoch=epoch) for b in buckets])
+
+
+def slow_kv_opens(monkeypatch, seconds: float) -> dict:
+    """KvReplica.open takes ``seconds`` longer; what ran where and how many at once is recorded."""
+    seen = {"threads": [], "buckets": [], "busy": 0, "most": 0}
+    lock = threading.Lock()
+    real = KvReplica.open
+
+    def slow_open(self, snapshot_of):
+        with lock:
+            seen["busy"] += 1
+            seen["most"] = max(seen["most"], seen["busy"])
+        try:
+            time.sleep(seconds)
+            real(self, snapshot_of)
+        finally:
+            with lock:
+                seen["busy"] -= 1
+                seen["threads"].append(threading.current_thread().name)
+                seen["buckets"].append(self.replica.bucket.bucket_id)
+
+    monkeypatch.setattr(KvReplica, "open", slow_open)
+    return seen
+
+
+async def test_new_primary_key_leaders_open_their_kv_states_together(manager, monkeypatch):
+    """The KV states (RocksDB) of a notification's new primary-key leaders are opened on the creation threads at
+    once, not one bucket after the other, and every one is open when the notification is answered."""
+    seen = slow_kv_opens(monkeypatch, 0.05)
+    start = time.monotonic()
+    results = await manager.apply_leader_and_isr(notify_pk(range(PK_BUCKETS)))
+    elapsed = time.monotonic() - start
+    assert all(r.error.code == 0 for r in results), [r.error.message for r in results]
+    assert all(manager.replicas[TableBucket(8, b)].kv is not None for b in range(PK_BUCKETS))
+    assert sorted(seen["buckets"]) == list(range(PK_BUCKETS))  # each opened once
+    assert all(name.startswith("replica-create") for name in seen["threads"])
+    assert seen["most"] >= min(4, CREATE_THREADS)
+    assert elapsed < PK_BUCKETS * 0.05  # one at a time, the sleeps alone take 0.8 s
+
+
+async def test_a_notification_sent_again_meanwhile_opens_each_kv_state_once(manager, monkeypatch):
+    """A notification resent while the first is still opening the KV states waits for the same opens: RocksDB is
+    opened once per bucket (a second open of the same directory fails on RocksDB's lock) and both answers are OK."""
+    seen = slow_kv_opens(monkeypatch, 0.1)
+    first, again = await asyncio.gather(manager.apply_leader_and_isr(notify_pk(range(6))),
+                                        manager.apply_leader_and_isr(notify_pk(range(6))))
+    assert all(r.error.code == 0 for r in first + again), [r.error.message for r in first + again]
+    assert sorted(seen["buckets"]) == list(range(6))
+    assert all(manager.replicas[TableBucket(8, b)].kv is not None for b in range(6)) and not manager._kv_opening
+
+
+async def test_a_failed_kv_open_is_answered_for_its_bucket_only(manager, monkeypatch):
+    real = KvReplica.open
+
+    def broken_bucket_1(self, snapshot_of):
+        if self.replica.bucket.bucket_id == 1:
+            raise OSError("disk on fire")
+        real(self, snapshot_of)
+
+    monkeypatch.setattr(KvReplica, "open", broken_bucket_1)
+    monkeypatch.setattr("fluss.server.replica.manager.KV_RECOVERY_RETRY_S", 60.0)
+    results = await manager.apply_leader_and_isr(notify_pk(range(3)))
+    assert [r.error.code for r in results] == [0, ErrorCode.KV_STORAGE_EXCEPTION, 0]
+    assert "could not be recovered" in results[1].error.message and "OSError" in results[1].error.message
+    assert manager.replicas[TableBucket(8, 1)].kv is None and manager.replicas[TableBucket(8, 2)].kv is not None

@@ -82,6 +82,69 @@ async def tiered(conn, path, bucket: int = 0, min_local_start: int = 1, max_loca
     return await wait_until(check, 60, f"bucket {bucket} of {path} to be tiered")
 
 
+def coordinator_requests(cluster: LocalCluster, *apis: str) -> float:
+    """How many requests of ``apis`` (e.g. ``getRemoteLogManifest``) the coordinator has served (Prometheus)."""
+    address = cluster.metrics_endpoints()["coordinator-0"]
+    text = urllib.request.urlopen(f"http://{address}/metrics", timeout=10).read().decode()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+               if line.startswith("fluss_coordinator_request_requests_total{")
+               and any(f'request="{api}"' in line for api in apis))
+
+
+async def test_new_tables_leaders_start_with_nothing_remote_without_asking(tconn, tdb, tiered_cluster):
+    """The leaders of a new log table and of a new primary-key table start with an empty remote log and no KV
+    snapshot without asking the coordinator (GetRemoteLogManifest, GetKvSnapshot): ZooKeeper shows each bucket's
+    first leader term with nothing committed. Their leaders tier and snapshot from there. (RF=1: a follower that
+    restarts its log at the leader's log start asks too, legitimately.)"""
+    asked = ("getRemoteLogManifest", "getKvSnapshot")
+    before = coordinator_requests(tiered_cluster, *asked)
+    logs = await log_table(tconn, tdb, "fresh", buckets=3, **{"table.replication.factor": "1"})
+    keyed = fluss.TablePath(tdb, "fresh_keyed")
+    schema = pa.schema([pa.field("id", pa.int64(), nullable=False), ("v", pa.string())])
+    await tconn.get_admin().create_table(keyed, fluss.TableDescriptor(
+        fluss.Schema(schema, primary_keys=["id"]), bucket_count=2, properties={"table.replication.factor": "1"}))
+    await append_rows(tconn, logs, 0, 60_000)
+    writer = (await tconn.get_table(keyed)).new_upsert().create_writer()
+    writer.upsert_arrow_batch(pa.record_batch({"id": pa.array(range(1000), pa.int64()),
+                                               "v": [f"v{i}" for i in range(1000)]}, schema=schema))
+    await writer.flush()
+    for b in range(3):
+        await tiered(tconn, logs, b, min_local_start=0)  # committed on the empty remote log it started with
+    lookuper = (await tconn.get_table(keyed)).new_lookup().create_lookuper()
+    assert (await lookuper.lookup({"id": 7}))["v"] == "v7"
+    assert await tconn.get_admin().list_offsets(logs, [0, 1, 2], fluss.OffsetSpec.earliest()) == {0: 0, 1: 0, 2: 0}
+    assert sorted((await scan_ids(tconn, logs, buckets=3)).column("id").to_pylist()) == list(range(60_000))
+    await asyncio.sleep(2.5)  # two more tiering and KV snapshot rounds
+    assert coordinator_requests(tiered_cluster, *asked) == before
+
+
+async def test_a_later_leader_of_a_tiered_bucket_loads_its_remote_log(tconn, tdb, tiered_cluster):
+    """A bucket past its first leader term asks for its committed manifest again: its new leader serves the remote
+    log the first leader uploaded."""
+    path = await log_table(tconn, tdb, "moved_leader")
+    await append_rows(tconn, path, 0, 30_000)
+    state = await tiered(tconn, path)
+    info = await tconn.get_admin().get_table_info(path)
+    first = {s.bucket: s.leader for s in await bucket_states(tconn, info)}[0]
+    before = coordinator_requests(tiered_cluster, "getRemoteLogManifest")
+    await tconn.get_admin().add_server_tag([first], fluss.ServerTag.TEMPORARY_OFFLINE)  # leadership moves off it
+    try:
+        async def new_leader():  # the coordinator's metadata only (bucket_states also asks the old leader)
+            leader = (await tconn.run(tconn.cluster.update_metadata([path]))).tables[0].buckets[0].leader_id
+            return leader not in (first, -1)
+        await wait_until(new_leader, 30, "a new leader of bucket 0")
+
+        async def remote_log_served():
+            s = await describe_log(tconn, path)
+            return s if s.remote_start == 0 and s.remote_segments >= state.remote_segments else None
+        await wait_until(remote_log_served, 30, "the new leader to serve the remote log")
+        assert coordinator_requests(tiered_cluster, "getRemoteLogManifest") > before
+        assert await tconn.get_admin().list_offsets(path, [0], fluss.OffsetSpec.earliest()) == {0: 0}
+        assert (await scan_ids(tconn, path)).column("id").to_pylist() == list(range(30_000))
+    finally:
+        await tconn.get_admin().remove_server_tag([first], fluss.ServerTag.TEMPORARY_OFFLINE)
+
+
 async def test_history_is_read_from_remote_segments_then_from_the_local_log(tconn, tdb):
     path = await log_table(tconn, tdb, "events", buckets=2)
     await append_rows(tconn, path, 0, 60_000)

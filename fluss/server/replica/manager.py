@@ -42,10 +42,20 @@ SEQUENCE_GAP_WAIT_S = 2.0  # how long a produce request waits for the same write
 KV_THREADS = 4  # threads of the KV executor (RocksDB work of every primary-key bucket this server leads)
 STOP_CHECK_WAIT_S = 5.0  # longest a write waits for the ZooKeeper check of a StopReplica of its bucket
 KV_RECOVERY_RETRY_S = 5.0  # how often a leader retries a failed KV recovery
-#: threads that create the new replicas of a NotifyLeaderAndIsr concurrently: a new leader's first disk work is an
-#: fsynced leader-epoch checkpoint (file and directory), ~5-15 ms of waiting on the disk; fsyncs issued together
+#: threads that create the new replicas of a NotifyLeaderAndIsr concurrently, and then open the KV states of its new
+#: primary-key leaders: a new leader's first disk work is an fsynced leader-epoch checkpoint (file and directory),
+#: ~5-15 ms of waiting on the disk, and a new RocksDB ~30 ms (its files and their fsyncs); fsyncs issued together
 #: share the file system's journal commits
 CREATE_THREADS = 8
+
+
+@dataclass(frozen=True)
+class KvOpen:
+    """The KV state a new leader of a primary-key bucket has to open (``ReplicaManager._open_kv``)."""
+
+    replica: Replica
+    leader_epoch: int
+    no_snapshot: bool
 
 
 @dataclass
@@ -92,6 +102,7 @@ class ReplicaManager:
         self._kv_retries: dict[TableBucket, asyncio.Task] = {}
         self._stop_checks: dict[TableBucket, list[asyncio.Event]] = {}  # StopReplica requests being checked
         self._creating: dict[TableBucket, asyncio.Future] = {}  # new replicas being created (_start_creating)
+        self._kv_opening: dict[TableBucket, tuple[int, asyncio.Future]] = {}  # KV opens by leader epoch
         self._create_pool = ThreadPoolExecutor(max_workers=CREATE_THREADS, thread_name_prefix="replica-create")
 
     async def _on_kv(self, fn, *args):
@@ -133,15 +144,18 @@ class ReplicaManager:
         answered with why they were refused."""
         await self._check_coordinator_epoch(req.coordinator_epoch)
         if self.control_checks is not None:
-            checked = await self.control_checks.leader_and_isr(req, self.tables)
+            new_leaders = frozenset(tb for b in req.buckets if b.leader == self.server_id and (
+                tb := TableBucket(b.table_id, b.bucket_id, b.partition_id)) not in self.replicas
+                and tb not in self._creating)
+            checked = await self.control_checks.leader_and_isr(req, self.tables, new_leaders)
             tables, names, refused = checked.tables, checked.partition_names, checked.refused
-            counts = checked.partition_bucket_counts
+            counts, nothing_remote = checked.partition_bucket_counts, checked.nothing_remote
             confirmed = {TableBucket(b.table_id, b.bucket_id, b.partition_id): b for b in checked.buckets}
         else:  # in-process tests without ZooKeeper
             tables = {t.table_id: TableInfo.from_pb(t) for t in req.table_infos}
             names = {p.partition_id: p.partition_name for p in req.partition_infos}
             counts = {p.partition_id: p.bucket_count for p in req.partition_infos if p.bucket_count > 0}
-            refused = {}
+            refused, nothing_remote = {}, set()
             confirmed = {TableBucket(b.table_id, b.bucket_id, b.partition_id): b for b in req.buckets}
         for info in tables.values():
             known = self.tables.get(info.table_id)
@@ -153,12 +167,15 @@ class ReplicaManager:
         self.partition_bucket_counts.update(counts)
         self._start_creating([(tb, b) for tb, b in confirmed.items() if tb not in refused])
         results = []
+        kv_opens: list[tuple[int, KvOpen]] = []  # by the index of the bucket's result
         for b in req.buckets:
             tb = TableBucket(b.table_id, b.bucket_id, b.partition_id)
             try:
                 if tb in refused:
                     raise refused[tb]
-                await self._apply_one(tb, confirmed[tb])
+                kv_open = await self._apply_one(tb, confirmed[tb], tb in nothing_remote)
+                if kv_open is not None:
+                    kv_opens.append((len(results), kv_open))
                 err = pb.ErrorInfo(code=0)
             except Exception as e:  # noqa: BLE001 - reported per bucket (an unexpected one logged with its stack)
                 if tb in refused:
@@ -166,6 +183,12 @@ class ReplicaManager:
                 err = error_info(e)
             results.append(pb.NotifyLeaderAndIsrResultPb(table_id=b.table_id, partition_id=b.partition_id,
                                                           bucket_id=b.bucket_id, error=err))
+        if kv_opens:  # the new leaders' KV states, opened together on the creation threads
+            outcomes = await asyncio.gather(*(self._open_kv_once(o.replica, o.leader_epoch, o.no_snapshot) for _, o in kv_opens), return_exceptions=True)
+            for (i, _), outcome in zip(kv_opens, outcomes, strict=True):
+                if isinstance(outcome, BaseException):
+                    results[i].error.CopyFrom(error_info(outcome))
+            await self._notify_data()
         return results
 
     def _table_altered(self, info: TableInfo) -> None:
@@ -229,9 +252,16 @@ class ReplicaManager:
                              ErrorCode.UNKNOWN_TABLE_OR_BUCKET_EXCEPTION)
         return await asyncio.shield(self._creating[tb])
 
-    async def _apply_one(self, tb: TableBucket, b: pb.LeaderAndIsrPb) -> None:
+    async def _apply_one(self, tb: TableBucket, b: pb.LeaderAndIsrPb, nothing_remote: bool = False
+                         ) -> KvOpen | None:
+        """Applies one bucket's leadership; returns the KV state a new leader of a primary-key bucket still has to
+        open (the caller opens those of a notification together).
+
+        ``nothing_remote``: ZooKeeper shows the bucket in its first leader term with no remote log manifest and
+        no KV snapshot committed (``ControlRequestChecker``): a new leader of it with an empty local log starts
+        with an empty remote log and no snapshot, asking the coordinator for neither."""
         if self.server_id not in b.replicas:
-            return
+            return None
         replica = await self._replica_for(tb, b)
         if b.leader_epoch < replica.leader_epoch:
             raise FlussError(f"Stale leader epoch {b.leader_epoch} for {tb} (current {replica.leader_epoch})",
@@ -243,13 +273,17 @@ class ReplicaManager:
             replica.make_leader(b.leader_epoch, b.bucket_epoch, list(b.replicas), list(b.isr))
             if led_before is not None and replica.isr != led_before:  # e.g. the coordinator dropped a dead follower
                 self.metrics.isr_changed(led_before, replica.isr)
-            if self.remote_log is not None:  # load the committed remote log now, not at the first remote read
-                task = asyncio.get_running_loop().create_task(self._load_remote_log(replica))
-                self._background.add(task)
-                task.add_done_callback(self._background.discard)
-            if replica.table.has_primary_key() and replica.kv is None:
-                await self._open_kv(replica, b.leader_epoch)
+            nothing_remote = nothing_remote and replica.log.log_end_offset == 0
+            if self.remote_log is not None:
+                if nothing_remote:
+                    self.remote_log.start_empty(replica)
+                else:  # load the committed remote log now, not at the first remote read
+                    task = asyncio.get_running_loop().create_task(self._load_remote_log(replica))
+                    self._background.add(task)
+                    task.add_done_callback(self._background.discard)
             await self._notify_data()
+            if replica.table.has_primary_key() and replica.kv is None:
+                return KvOpen(replica, b.leader_epoch, nothing_remote)
         else:
             kv, replica.kv = replica.kv, None  # a follower has no KV state: closed on the KV executor
             if kv is not None:
@@ -258,6 +292,18 @@ class ReplicaManager:
             if self.followers and (new_term or not self.followers.is_following(tb)):
                 self.followers.add(tb, b.leader)
             await self._notify_data()  # wake acks=all waiters of a former leader
+        return None
+
+    async def _open_kv_once(self, replica: Replica, leader_epoch: int, no_snapshot: bool) -> None:
+        """``_open_kv``, or, while an open of the same bucket and term runs (a notification sent again before the
+        first one was answered), waiting for that one: one RocksDB, opened once."""
+        running = self._kv_opening.get(replica.bucket)
+        if running is None or running[0] != leader_epoch or running[1].done():
+            task = asyncio.ensure_future(self._open_kv(replica, leader_epoch, no_snapshot))
+            running = self._kv_opening[replica.bucket] = (leader_epoch, task)
+            task.add_done_callback(lambda t, tb=replica.bucket: self._kv_opening.pop(tb, None)
+                                   if self._kv_opening.get(tb, (0, None))[1] is t else None)
+        await asyncio.shield(running[1])
 
     async def _load_remote_log(self, replica: Replica) -> None:
         try:
@@ -271,9 +317,10 @@ class ReplicaManager:
         local = self.bucket_dir(tb).relative_to(self.data_dir)
         return f"{self.remote_data_dir.rstrip('/')}/kv/{local.as_posix()}"
 
-    async def _open_kv(self, replica: Replica, leader_epoch: int) -> None:
+    async def _open_kv(self, replica: Replica, leader_epoch: int, no_snapshot: bool = False) -> None:
         """Recovers the KV state of a new leader. A failure is logged with its cause, answered to writers and
-        readers (KV_STORAGE_EXCEPTION naming it) and retried in the background while this term lasts."""
+        readers (KV_STORAGE_EXCEPTION naming it) and retried in the background while this term lasts.
+        ``no_snapshot``: ZooKeeper shows no KV snapshot of the bucket (a new one): the coordinator is not asked."""
         loop = self._loop = asyncio.get_running_loop()
         log.info("opening the KV state of %s (leader epoch %d)", replica.bucket, leader_epoch)
         asked: list[SnapshotHandle | None] = []
@@ -281,7 +328,7 @@ class ReplicaManager:
         def snapshot_of() -> SnapshotHandle | None:
             """Asked by ``KvReplica.open`` only when the local state is missing or unusable: a restart on a
             current local RocksDB neither waits for the coordinator nor lists the remote snapshots."""
-            if self.kv_snapshot_of is None:
+            if self.kv_snapshot_of is None or no_snapshot:
                 return None
             asked.append(asyncio.run_coroutine_threadsafe(self.kv_snapshot_of(replica.bucket), loop).result())
             return asked[-1]
@@ -290,7 +337,7 @@ class ReplicaManager:
             kv = KvReplica(replica, self.kv_remote_dir(replica.bucket), self.kv_executor,
                            self._kv_flushed_threadsafe)
             kv.flush_listener = self.metrics.kv_flushed
-            await asyncio.to_thread(kv.open, snapshot_of)
+            await loop.run_in_executor(self._create_pool, kv.open, snapshot_of)
         except Exception as e:  # noqa: BLE001 - reported below, never swallowed
             replica.kv_failure = e.message if isinstance(e, FlussError) else f"{type(e).__name__}"
             log.error("KV recovery of %s (leader epoch %d) failed; retrying in %.0fs", replica.bucket,
@@ -301,7 +348,7 @@ class ReplicaManager:
         replica.kv_failure = None
         if asked:
             self._learn_kv_snapshot_offset(replica, asked[0])
-        elif self.kv_snapshot_of is not None:  # opened locally: learnt after, off the path to serving
+        elif self.kv_snapshot_of is not None and not no_snapshot:  # opened locally: learnt after, off the path
             task = loop.create_task(self._fetch_kv_snapshot_offset(replica))
             self._background.add(task)
             task.add_done_callback(self._background.discard)

@@ -13,6 +13,12 @@ it notifies, agrees:
 * **Buckets** (NotifyLeaderAndIsr): ``leader_isr`` names the same leader and leader epoch; the server applies
   ZooKeeper's ISR and bucket epoch and the assignment's replicas. A lower leader epoch is a stale notification
   (a newer one follows), anything else is refused as contradicting ZooKeeper.
+* **Nothing remote yet** (NotifyLeaderAndIsr, for the buckets the server asks about: those it is to lead and does
+  not host yet): ZooKeeper's leader epoch is 0, the bucket's first leader term, so no leader before this one
+  uploaded anything, and the bucket node has neither a ``remote_log_manifest`` nor a ``kv_snapshot`` child, so
+  nothing was committed. Such a new leader (of a new table or partition) starts with an empty remote log and no
+  KV snapshot without asking the coordinator for them, one RPC each per bucket. One more pipelined read per such
+  bucket.
 * **StopReplica**: the bucket's assignment is gone (its table or partition was dropped) or no longer lists this
   server (the bucket was reassigned to other servers); a bucket assigned here is never stopped or deleted on
   request. Only a bucket whose assignment is gone loses its remote log with ``delete``: a moved bucket's remote
@@ -45,6 +51,8 @@ class CheckedLeaderAndIsr:
     # each partition's bucket count, as its assignment in ZooKeeper has it (the write routing check uses it)
     partition_bucket_counts: dict[int, int] = field(default_factory=dict)
     buckets: list[pb.LeaderAndIsrPb] = field(default_factory=list)  # as recorded in ZooKeeper
+    # of the buckets asked about: those in their first leader term with nothing remote committed (module docstring)
+    nothing_remote: set[TableBucket] = field(default_factory=set)
     refused: dict[TableBucket, FlussError] = field(default_factory=dict)
 
 
@@ -60,9 +68,10 @@ class ControlRequestChecker:
             raise FlussError(f"Request from coordinator epoch {epoch}, but the current coordinator epoch in "
                              f"ZooKeeper is {current}", ErrorCode.INVALID_COORDINATOR_EXCEPTION)
 
-    async def leader_and_isr(self, req: pb.NotifyLeaderAndIsrRequest,
-                             known_tables: dict[int, TableInfo]) -> CheckedLeaderAndIsr:
-        return await self._zk_call(self._leader_and_isr, req, known_tables)
+    async def leader_and_isr(self, req: pb.NotifyLeaderAndIsrRequest, known_tables: dict[int, TableInfo],
+                             new_leaders: frozenset[TableBucket] = frozenset()) -> CheckedLeaderAndIsr:
+        """``new_leaders``: the buckets whose remote state to look up (``nothing_remote``)."""
+        return await self._zk_call(self._leader_and_isr, req, known_tables, new_leaders)
 
     async def stop_replicas(self, req: pb.StopReplicaRequest
                             ) -> tuple[dict[TableBucket, FlussError], set[TableBucket]]:
@@ -76,8 +85,8 @@ class ControlRequestChecker:
 
     # ------------------------------------------------------------ in a worker thread
 
-    def _leader_and_isr(self, req: pb.NotifyLeaderAndIsrRequest,
-                        known_tables: dict[int, TableInfo]) -> CheckedLeaderAndIsr:
+    def _leader_and_isr(self, req: pb.NotifyLeaderAndIsrRequest, known_tables: dict[int, TableInfo],
+                        new_leaders: frozenset[TableBucket] = frozenset()) -> CheckedLeaderAndIsr:
         out = CheckedLeaderAndIsr()
         table_errors: dict[int, FlussError] = {}
         for t in req.table_infos:
@@ -106,6 +115,7 @@ class ControlRequestChecker:
         keys = [(tb.table_id, tb.partition_id_or_none_value, tb.bucket_id) for tb, _ in candidates]
         owners = sorted({(t, p) for t, p, _ in keys})
         assignments = dict(zip(owners, self.zk.get_assignments(owners), strict=True))
+        first_terms: list[TableBucket] = []
         for (tb, b), lai in zip(candidates, self.zk.get_leaders_and_isr(keys), strict=True):
             assignment = assignments[(tb.table_id, tb.partition_id_or_none_value)]
             replicas = None if assignment is None else assignment.buckets.get(tb.bucket_id)
@@ -127,6 +137,12 @@ class ControlRequestChecker:
                 out.buckets.append(pb.LeaderAndIsrPb(
                     table_id=b.table_id, partition_id=b.partition_id, bucket_id=b.bucket_id, leader=lai.leader,
                     leader_epoch=lai.leader_epoch, replicas=replicas, isr=lai.isr, bucket_epoch=lai.bucket_epoch))
+                if tb in new_leaders and lai.leader == self.server_id and lai.leader_epoch == 0:
+                    first_terms.append(tb)
+        if first_terms:
+            keys = [(tb.table_id, tb.partition_id_or_none_value, tb.bucket_id) for tb in first_terms]
+            out.nothing_remote = {tb for tb, free in zip(first_terms, self.zk.without_remote_state(keys), strict=True)
+                                  if free}
         return out
 
     def _table(self, t: pb.TableInfoPb) -> TableInfo:

@@ -647,6 +647,24 @@ class ZooKeeperClient:
                 out.append(None)
         return out
 
+    def get_children_many(self, paths_: list[str]) -> list[list[str] | None]:
+        """The children of many znodes with pipelined reads (None for a missing node)."""
+        pending = [self._zk.get_children_async(p) for p in paths_]
+        out: list[list[str] | None] = []
+        for result in pending:
+            try:
+                out.append(result.get())
+            except NoNodeError:
+                out.append(None)
+        return out
+
+    def without_remote_state(self, buckets: list[tuple[int, int, int]]) -> list[bool]:
+        """For each ``(table_id, partition_id, bucket)``: True when ZooKeeper holds neither a committed remote log
+        manifest nor a KV snapshot for it (its bucket node has no such child); pipelined reads."""
+        committed = {paths.REMOTE_LOG_MANIFEST_NODE, paths.KV_SNAPSHOT_NODE}
+        children = self.get_children_many([paths.bucket_dir(t, p, b) for t, p, b in buckets])
+        return [c is not None and not committed.intersection(c) for c in children]
+
     def get_leaders_and_isr(self, buckets: list[tuple[int, int, int]]) -> list[LeaderAndIsr | None]:
         """The leader/ISR of many ``(table_id, partition_id, bucket)`` at once."""
         raw = self.get_many([paths.leader_isr(t, p, b) for t, p, b in buckets])

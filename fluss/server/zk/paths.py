@@ -105,8 +105,12 @@ def lake_snapshot(table_id: int) -> str:
     return f"{table_assignment(table_id)}/lake_snapshot"
 
 
+KV_SNAPSHOT_NODE = "kv_snapshot"
+REMOTE_LOG_MANIFEST_NODE = "remote_log_manifest"
+
+
 def kv_snapshot(table_id: int, partition_id: int, bucket: int) -> str:
-    return f"{bucket_dir(table_id, partition_id, bucket)}/kv_snapshot"
+    return f"{bucket_dir(table_id, partition_id, bucket)}/{KV_SNAPSHOT_NODE}"
 
 
 def acl_type(resource_type: str) -> str:
@@ -118,7 +122,7 @@ def acl(resource_type: str, name: str) -> str:
 
 
 def remote_log_manifest(table_id: int, partition_id: int, bucket: int) -> str:
-    return f"{bucket_dir(table_id, partition_id, bucket)}/remote_log_manifest"
+    return f"{bucket_dir(table_id, partition_id, bucket)}/{REMOTE_LOG_MANIFEST_NODE}"
 
 
 def reassignment(table_id: int, partition_id: int, bucket: int) -> str:

@@ -149,6 +149,19 @@ class RemoteLogManager:
                 self._states[replica.bucket] = state
         return state
 
+    def start_empty(self, replica) -> None:
+        """The state of a new leader of a bucket in its first leader term with no manifest committed (ZooKeeper's
+        view, checked with the NotifyLeaderAndIsr: a new table or partition): the empty remote log, without
+        GetRemoteLogManifest and without listing remote storage (no leader of the bucket uploaded before this
+        term). A state already loaded for the term stays. Were it wrong, the first commit's compare-and-set on the
+        previous manifest would refuse it, and the state would be loaded again."""
+        if self.cached(replica) is not None:
+            return
+        tb = replica.bucket
+        self._states[tb] = TieredBucket(self.tablet_dir(tb), replica.leader_epoch,
+                                        RemoteLogManifest(tb.table_id, tb.partition_id_or_none_value, tb.bucket_id),
+                                        "")
+
     async def _load(self, replica) -> TieredBucket:
         tb = replica.bucket
         epoch = replica.leader_epoch
