@@ -168,7 +168,7 @@ def slow_kv_opens(monkeypatch, seconds: float) -> dict:
 async def test_new_primary_key_leaders_open_their_kv_states_together(manager, monkeypatch):
     """The KV states (RocksDB) of a notification's new primary-key leaders are opened on the creation threads at
     once, not one bucket after the other, and every one is open when the notification is answered."""
-    seen = slow_kv_opens(monkeypatch, 0.05)
+    seen = slow_kv_opens(monkeypatch, 0.2)
     start = time.monotonic()
     results = await manager.apply_leader_and_isr(notify_pk(range(PK_BUCKETS)))
     elapsed = time.monotonic() - start
@@ -177,7 +177,7 @@ async def test_new_primary_key_leaders_open_their_kv_states_together(manager, mo
     assert sorted(seen["buckets"]) == list(range(PK_BUCKETS))  # each opened once
     assert all(name.startswith("replica-create") for name in seen["threads"])
     assert seen["most"] >= min(4, CREATE_THREADS)
-    assert elapsed < PK_BUCKETS * 0.05  # one at a time, the sleeps alone take 0.8 s
+    assert elapsed < PK_BUCKETS * 0.2 / 2  # one at a time, the sleeps alone take 3.2 s
 
 
 async def test_a_notification_sent_again_meanwhile_opens_each_kv_state_once(manager, monkeypatch):

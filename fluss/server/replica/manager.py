@@ -144,9 +144,10 @@ class ReplicaManager:
         answered with why they were refused."""
         await self._check_coordinator_epoch(req.coordinator_epoch)
         if self.control_checks is not None:
+            # the buckets to lead whose replica is new or still empty (also when the notification is sent again)
             new_leaders = frozenset(tb for b in req.buckets if b.leader == self.server_id and (
-                tb := TableBucket(b.table_id, b.bucket_id, b.partition_id)) not in self.replicas
-                and tb not in self._creating)
+                (replica := self.replicas.get(tb := TableBucket(b.table_id, b.bucket_id, b.partition_id))) is None
+                or replica.log.log_end_offset == 0))
             checked = await self.control_checks.leader_and_isr(req, self.tables, new_leaders)
             tables, names, refused = checked.tables, checked.partition_names, checked.refused
             counts, nothing_remote = checked.partition_bucket_counts, checked.nothing_remote
