@@ -56,6 +56,7 @@ async def _one(bootstrap: str, name: str, desc: fluss.TableDescriptor, buckets: 
         await settle(tablets)  # what the create left for later (e.g. remote-log loads, first checkpoints)
         settled = cpu_seconds(tablets) - cpu0
         await admin.drop_table(path)
+        await settle(tablets)  # the drop's file deletions run here, not during the other tree's next create
         return {"returned_ms": returned * 1000, "usable_ms": usable * 1000, "tablet_cpu_s": cpu,
                 "tablet_cpu_settled_s": settled}
     finally:
