@@ -185,7 +185,9 @@ class ReplicaManager:
             results.append(pb.NotifyLeaderAndIsrResultPb(table_id=b.table_id, partition_id=b.partition_id,
                                                           bucket_id=b.bucket_id, error=err))
         if kv_opens:  # the new leaders' KV states, opened together on the creation threads
-            outcomes = await asyncio.gather(*(self._open_kv_once(o.replica, o.leader_epoch, o.no_snapshot) for _, o in kv_opens), return_exceptions=True)
+            outcomes = await asyncio.gather(
+                *(self._open_kv_once(o.replica, o.leader_epoch, o.no_snapshot) for _, o in kv_opens),
+                return_exceptions=True)
             for (i, _), outcome in zip(kv_opens, outcomes, strict=True):
                 if isinstance(outcome, BaseException):
                     results[i].error.CopyFrom(error_info(outcome))

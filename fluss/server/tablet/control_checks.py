@@ -14,7 +14,7 @@ it notifies, agrees:
   ZooKeeper's ISR and bucket epoch and the assignment's replicas. A lower leader epoch is a stale notification
   (a newer one follows), anything else is refused as contradicting ZooKeeper.
 * **Nothing remote yet** (NotifyLeaderAndIsr, for the buckets the server asks about: those it is to lead and does
-  not host yet): ZooKeeper's leader epoch is 0, the bucket's first leader term, so no leader before this one
+  not host yet, or hosts with an empty log): ZooKeeper's leader epoch is 0, the bucket's first leader term, so no leader before this one
   uploaded anything, and the bucket node has neither a ``remote_log_manifest`` nor a ``kv_snapshot`` child, so
   nothing was committed. Such a new leader (of a new table or partition) starts with an empty remote log and no
   KV snapshot without asking the coordinator for them, one RPC each per bucket. One more pipelined read per such
