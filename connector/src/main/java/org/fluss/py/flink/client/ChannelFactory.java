@@ -49,12 +49,24 @@ public final class ChannelFactory implements AutoCloseable {
         this.connectTimeoutMs = connectTimeoutMs;
     }
 
+    private void start() {
+        if (group == null) {
+            group = new NioEventLoopGroup(2, recorded(new DefaultThreadFactory("fluss-client-netty", true)));
+            executor = Executors.newCachedThreadPool(recorded(new DefaultThreadFactory("fluss-client-grpc", true)));
+        }
+    }
+
+    /** The executor of this factory's channels (their callbacks); it ends with {@link #close()}. */
+    public ExecutorService executor() {
+        synchronized (resources) {
+            start();
+            return executor;
+        }
+    }
+
     public ManagedChannel channel(String host, int port) {
         synchronized (resources) {
-            if (group == null) {
-                group = new NioEventLoopGroup(2, recorded(new DefaultThreadFactory("fluss-client-netty", true)));
-                executor = Executors.newCachedThreadPool(recorded(new DefaultThreadFactory("fluss-client-grpc", true)));
-            }
+            start();
             return NettyChannelBuilder.forAddress(new InetSocketAddress(host, port), credentials)
                     .eventLoopGroup(group)
                     .channelType(NioSocketChannel.class)

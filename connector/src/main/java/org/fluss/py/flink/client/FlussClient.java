@@ -445,6 +445,32 @@ public final class FlussClient implements AutoCloseable {
     }
 
     /**
+     * For a client used again after a pause ({@link SharedClients}): forgets the cached leaders (the tables may be
+     * gone, the cluster restarted) and lets every channel reconnect at once instead of after its back-off.
+     */
+    void refreshAfterIdle() {
+        leaders.clear();
+        for (ManagedChannel c : tablets.values()) {
+            c.resetConnectBackoff();
+        }
+        synchronized (this) {
+            for (ManagedChannel c : coordinators) {
+                if (c != null) {
+                    c.resetConnectBackoff();
+                }
+            }
+        }
+    }
+
+    /**
+     * Runs a blocking call of this client on its executor (for independent calls a caller wants at the same time);
+     * the executor ends with the client.
+     */
+    public <T> java.util.concurrent.CompletableFuture<T> supplyAsync(java.util.function.Supplier<T> call) {
+        return java.util.concurrent.CompletableFuture.supplyAsync(call, channels.executor());
+    }
+
+    /**
      * Offsets of buckets: {@link #OFFSET_EARLIEST}, {@link #OFFSET_LATEST} (the high watermark) or
      * {@link #OFFSET_TIMESTAMP} (first offset whose commit timestamp is at or after {@code timestamp}).
      */

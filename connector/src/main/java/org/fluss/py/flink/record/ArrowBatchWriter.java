@@ -3,6 +3,7 @@ package org.fluss.py.flink.record;
 import org.apache.arrow.compression.Lz4CompressionCodec;
 import org.apache.arrow.compression.ZstdCompressionCodec;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.BaseFixedWidthVector;
 import org.apache.arrow.vector.BaseVariableWidthVector;
 import org.apache.arrow.vector.BigIntVector;
@@ -64,6 +65,12 @@ import java.util.Arrays;
  * <p>The vectors and the serialization buffer live as long as the writer: {@link #finishIpc} resets the vectors
  * (their memory stays allocated for the next batch) instead of allocating a new set per batch, and strings are
  * copied from the row's memory segment straight into the vector's data buffer (no {@code byte[]} per value).
+ *
+ * <p>Numbers (BIGINT, INT, DATE, SMALLINT, TINYINT, FLOAT, DOUBLE) are stored straight into their vector's memory
+ * while the batch fits the vectors' allocated capacity (the sink allocates them for its batch size): one store of
+ * the value and one of its validity bit, instead of Arrow's {@code setSafe} with its capacity check and a bounds and
+ * reference-count check per buffer access. Past that capacity, and for every other type, {@code setSafe} grows the
+ * vectors as before.
  */
 public final class ArrowBatchWriter implements AutoCloseable {
     private final RowType rowType;
@@ -79,6 +86,20 @@ public final class ArrowBatchWriter implements AutoCloseable {
     private int rows;
     /** The IPC message of the last batch (reused: its array grows to the largest batch, then stays). */
     private final IpcBuffer ipcOut = new IpcBuffer();
+    /** Per column: how a non-null value is stored ({@link #GENERIC}: Arrow's {@code setSafe}; else directly). */
+    private final byte[] kinds;
+    private static final byte GENERIC = 0;
+    private static final byte INT64 = 1;
+    private static final byte INT32 = 2;
+    private static final byte INT16 = 3;
+    private static final byte INT8 = 4;
+    private static final byte FLOAT32 = 5;
+    private static final byte FLOAT64 = 6;
+    /** Addresses of the directly written vectors' value and validity buffers for the current batch. */
+    private final long[] valueAddress;
+    private final long[] validityAddress;
+    /** Rows every directly written vector holds without growing (its buffers stay where they are). */
+    private int directCapacity;
     /** Change types of the buffered rows (KV batches for PutKv); null while every row is append-only. */
     private java.io.ByteArrayOutputStream changeTypes;
 
@@ -105,7 +126,47 @@ public final class ArrowBatchWriter implements AutoCloseable {
         for (int i = 0; i < types.length; i++) {
             nestedColumn[i] = nested(types[i]);
         }
+        this.kinds = new byte[types.length];
+        for (int i = 0; i < types.length; i++) {
+            kinds[i] = kind(types[i]);
+        }
+        this.valueAddress = new long[types.length];
+        this.validityAddress = new long[types.length];
         newRoot();
+    }
+
+    private static byte kind(LogicalType t) {
+        switch (t.getTypeRoot()) {
+            case BIGINT:
+                return INT64;
+            case INTEGER:
+            case DATE:
+                return INT32;
+            case SMALLINT:
+                return INT16;
+            case TINYINT:
+                return INT8;
+            case FLOAT:
+                return FLOAT32;
+            case DOUBLE:
+                return FLOAT64;
+            default:
+                return GENERIC;
+        }
+    }
+
+    /** Notes where the directly written vectors' buffers are, and how many rows they hold, for a new batch. */
+    private void mapBuffers() {
+        int capacity = Integer.MAX_VALUE;
+        for (int c = 0; c < vectors.length; c++) {
+            if (kinds[c] != GENERIC) {
+                BaseFixedWidthVector v = (BaseFixedWidthVector) vectors[c];
+                valueAddress[c] = v.getDataBuffer().memoryAddress();
+                validityAddress[c] = v.getValidityBuffer().memoryAddress();
+                capacity = Math.min(capacity, v.getValueCapacity());
+            }
+        }
+        directCapacity = capacity == Integer.MAX_VALUE ? 0 : capacity;
     }
 
     private void newRoot() {
@@ -120,6 +181,7 @@ public final class ArrowBatchWriter implements AutoCloseable {
         }
         root.allocateNew();
         rows = 0;
+        mapBuffers();
     }
 
     public int rowCount() {
@@ -139,10 +201,16 @@ public final class ArrowBatchWriter implements AutoCloseable {
     }
 
     public void write(RowData row) {
+        boolean direct = rows < directCapacity; // no setSafe has moved a directly written buffer in this batch
         for (int c = 0; c < vectors.length; c++) {
             FieldVector v = vectors[c];
             if (row.isNullAt(c)) {
                 setNull(v, rows);
+                continue;
+            }
+            byte kind = kinds[c];
+            if (direct && kind != GENERIC) {
+                store(kind, row, c, rows);
                 continue;
             }
             LogicalType t = types[c];
@@ -153,6 +221,32 @@ public final class ArrowBatchWriter implements AutoCloseable {
             }
         }
         rows++;
+    }
+
+    /** Stores a number at row {@code i} of a fixed-width vector whose buffers hold it (i < directCapacity). */
+    private void store(byte kind, RowData row, int c, int i) {
+        long validity = validityAddress[c] + (i >> 3);
+        MemoryUtil.putByte(validity, (byte) (MemoryUtil.getByte(validity) | (1 << (i & 7))));
+        long at = valueAddress[c];
+        switch (kind) {
+            case INT64:
+                MemoryUtil.putLong(at + ((long) i << 3), row.getLong(c));
+                break;
+            case INT32:
+                MemoryUtil.putInt(at + ((long) i << 2), row.getInt(c));
+                break;
+            case INT16:
+                MemoryUtil.putShort(at + ((long) i << 1), row.getShort(c));
+                break;
+            case INT8:
+                MemoryUtil.putByte(at + i, row.getByte(c));
+                break;
+            case FLOAT32:
+                MemoryUtil.putInt(at + ((long) i << 2), Float.floatToRawIntBits(row.getFloat(c)));
+                break;
+            default:
+                MemoryUtil.putLong(at + ((long) i << 3), Double.doubleToRawLongBits(row.getDouble(c)));
+        }
     }
 
     private static boolean nested(LogicalType t) {
@@ -467,6 +561,7 @@ public final class ArrowBatchWriter implements AutoCloseable {
         }
         root.setRowCount(0);
         rows = 0;
+        mapBuffers();
     }
 
     @Override

@@ -14,6 +14,7 @@ import org.apache.flink.types.RowKind;
 import org.fluss.py.flink.catalog.FlinkConversions;
 import org.fluss.py.flink.client.FlussClient;
 import org.fluss.py.flink.client.FlussRpcException;
+import org.fluss.py.flink.client.SharedClients;
 import org.fluss.py.flink.client.TableBucket;
 import org.fluss.py.flink.client.TablePath;
 import org.fluss.py.flink.key.BucketingFunction;
@@ -45,6 +46,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 
@@ -72,6 +75,7 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
     private final TablePath path;
     private final RowType rowType;
     private final SinkSettings settings;
+    private final SharedClients.Lease lease; // the JVM's client of this connection, shared with other writers
     private final FlussClient client;
     private final BufferAllocator allocator = new RootAllocator();
 
@@ -113,9 +117,15 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
         this.path = path;
         this.rowType = rowType;
         this.settings = settings;
-        this.client = new FlussClient(connection);
+        this.lease = SharedClients.acquire(connection);
+        this.client = lease.client();
         this.roundRobin = ThreadLocalRandom.current().nextInt(1 << 16) + subtask;
-        open();
+        try {
+            open();
+        } catch (RuntimeException e) {
+            lease.close();
+            throw e;
+        }
     }
 
     /**
@@ -141,7 +151,18 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
                 + names + " but the Flink sink has " + n + " " + rowType.getFieldNames());
     }
 
+    /**
+     * Reads the table's info, gets a writer id (InitWriter) and the table's leaders (GetMetadata): three independent
+     * coordinator calls, sent at the same time (the sink's set-up is on the job's critical path: in batch mode the
+     * writers start only after their input is complete).
+     */
     private void open() {
+        CompletableFuture<InitWriterResponse> init = !settings.idempotence ? null : client.supplyAsync(() ->
+                client.adminCall(a -> a.initWriter(InitWriterRequest.getDefaultInstance()), "InitWriter"));
+        CompletableFuture<Void> metadata = client.supplyAsync(() -> {
+            client.updateMetadata(path, null);
+            return null;
+        });
         TableInfoPb info = client.tableInfo(path);
         TableDescriptorPb d = info.getDescriptorPb();
         kv = d.getSchema().getPrimaryKeysCount() > 0;
@@ -170,13 +191,27 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
         if (d.getPartitionKeysCount() > 0) {
             partitions = new PartitionNames(names, types, positions(names, d.getPartitionKeysList()));
         }
-        if (settings.idempotence) {
-            InitWriterResponse r = client.adminCall(a -> a.initWriter(
-                    InitWriterRequest.getDefaultInstance()), "InitWriter");
+        if (init != null) {
+            InitWriterResponse r = join(init);
             FlussRpcException.check(r.getError(), "InitWriter for " + path);
             writerId = r.getWriterId();
         }
-        client.updateMetadata(path, null);
+        join(metadata);
+    }
+
+    /** The result of a call sent with {@link FlussClient#supplyAsync}, its failure thrown as the call threw it. */
+    private static <T> T join(CompletableFuture<T> call) {
+        try {
+            return call.join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException) {
+                throw (RuntimeException) e.getCause();
+            }
+            if (e.getCause() instanceof Error) {
+                throw (Error) e.getCause();
+            }
+            throw e;
+        }
     }
 
     private int[] positions(List<String> names, List<String> keys) {
@@ -538,7 +573,7 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
 
     @Override
     public void close() throws Exception {
-        client.close(); // first: its threads must not outlive the job, whatever fails below
+        lease.close(); // first: the last user of a client closes it (its threads must not outlive the job's classes)
         for (ArrowBatchWriter w : buffers.values()) {
             w.close();
         }

@@ -170,6 +170,60 @@ class LogBatchTest {
         }
     }
 
+    /**
+     * Numbers are stored straight into the vectors' memory while a batch fits their allocated capacity and through
+     * setSafe past it: batches below, at and past the capacity (the vectors grow, then are reused), with nulls, in
+     * binary and generic form, must read back exactly.
+     */
+    @ParameterizedTest
+    @ValueSource(ints = {0, 16})
+    void numbersWrittenDirectlyAndPastTheCapacityReadBack(int initialRows) {
+        String[] names = {"l", "i", "s", "t", "f", "d", "day", "name"};
+        String[] types = {"BIGINT", "INT", "SMALLINT", "TINYINT", "FLOAT", "DOUBLE", "DATE", "STRING"};
+        List<RowType.RowField> fields = new ArrayList<>();
+        for (int i = 0; i < names.length; i++) {
+            fields.add(new RowType.RowField(names[i], FlussTypes.toFlink(types[i])));
+        }
+        RowType type = new RowType(fields);
+        org.apache.flink.table.runtime.typeutils.RowDataSerializer serializer =
+                new org.apache.flink.table.runtime.typeutils.RowDataSerializer(type);
+        try (ArrowBatchWriter writer = new ArrowBatchWriter(type, allocator, LogBatch.COMPRESSION_ZSTD, 3,
+                initialRows);
+             ArrowBatchReader reader = new ArrowBatchReader(type, allocator)) {
+            int start = 0;
+            for (int size : new int[] {initialRows, 5000, 3, 4100, 1}) {
+                List<RowData> batch = new ArrayList<>();
+                for (int r = start; r < start + size; r++) {
+                    GenericRowData row = r % 7 == 3
+                            ? GenericRowData.of(null, null, null, null, null, null, null, null)
+                            : GenericRowData.of((long) r * 1_000_003L - (1L << 40), -r, (short) (r * 31),
+                                    (byte) r, r * 0.5f - 7f, r * -1.25d, r % 7 == 5 ? null : r - 20_000,
+                                    StringData.fromString("s" + r));
+                    batch.add(row);
+                    writer.write(r % 2 == 0 ? serializer.toBinaryRow(row).copy() : row);
+                }
+                start += size;
+                byte[] bytes = writer.finish(1, 7L, 0);
+                LogBatch.View v = LogBatch.parse(bytes).get(0);
+                assertTrue(v.isValid());
+                assertEquals(size, v.recordCount);
+                if (size > 0) {
+                    List<RowData> read = reader.read(v, 0);
+                    assertEquals(size, read.size());
+                    for (int r = 0; r < size; r++) {
+                        GenericRowData e = (GenericRowData) batch.get(r);
+                        RowData a = read.get(r);
+                        for (int c = 0; c < names.length; c++) {
+                            Object got = a.isNullAt(c) ? null : RowData.createFieldGetter(type.getTypeAt(c), c)
+                                    .getFieldOrNull(a);
+                            assertEquals(e.getField(c), got, "batch of " + size + ", row " + r + ", " + names[c]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void concatenatedBatchesAndChangeTypesParse() {
         byte[] ipc = new byte[16];
