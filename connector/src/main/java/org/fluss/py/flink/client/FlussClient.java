@@ -445,11 +445,15 @@ public final class FlussClient implements AutoCloseable {
     }
 
     /**
-     * For a client used again after a pause ({@link SharedClients}): forgets the cached leaders (the tables may be
-     * gone, the cluster restarted) and lets every channel reconnect at once instead of after its back-off.
+     * For a new user of a shared client ({@link SharedClients}): every channel reconnects at once instead of after
+     * its back-off (a channel that failed to connect while a server was down waits up to two minutes otherwise);
+     * after a pause ({@code forgetLeaders}) the cached leaders are dropped too (tables may be gone, the cluster
+     * restarted; users refresh the metadata of what they use).
      */
-    void refreshAfterIdle() {
-        leaders.clear();
+    void prepareForNewUser(boolean forgetLeaders) {
+        if (forgetLeaders) {
+            leaders.clear();
+        }
         for (ManagedChannel c : tablets.values()) {
             c.resetConnectBackoff();
         }

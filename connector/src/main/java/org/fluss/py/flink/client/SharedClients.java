@@ -18,9 +18,11 @@ import java.util.concurrent.TimeUnit;
  *   <li>if they were loaded by the JVM's application class loader (the connector on Flink's class path, its
  *       {@code lib/}, as Flink installs connectors), the client stays open for {@link #LINGER_MS} and the next job's
  *       tasks pick it up (no new channels, no TLS/HTTP/2 handshakes, no cold gRPC code paths per job); it is closed
- *       when nobody has acquired it for that long. A client picked up after lingering resets its connection back-off
- *       and forgets its cached leaders (callers refresh the metadata of what they write).</li>
+ *       when nobody has acquired it for that long. A client picked up after lingering forgets its cached leaders
+ *       (callers refresh the metadata of what they write).</li>
  * </ul>
+ * Each new user resets the channels' connection back-off, so a writer restarted after a server came back does not
+ * wait out a back-off its predecessor ran into.
  */
 public final class SharedClients {
     /** How long an unused client stays open when the connector is on the JVM's class path. */
@@ -90,9 +92,7 @@ public final class SharedClients {
                 e.pendingClose = null;
             }
         }
-        if (pickedUp) {
-            e.client.refreshAfterIdle();
-        }
+        e.client.prepareForNewUser(pickedUp);
         return new Lease(e);
     }
 
