@@ -14,6 +14,9 @@ import pytest_asyncio
 import fluss
 from fluss.fs.local_s3 import LocalS3Server
 from fluss.server.cluster import LocalCluster
+from fluss.server.zk.client import ZooKeeperClient
+from fluss.server.zk.data import DatabaseRegistration
+from fluss.server.zk.local_server import LocalZooKeeper
 
 SHARED_SERVER_CONFIG = {
     "log.retention.check-interval": "1s",
@@ -75,3 +78,22 @@ def s3_bucket(s3_server) -> str:
     name = f"fluss-{uuid.uuid4().hex[:10]}"
     s3_server.create_bucket(name)
     return name
+
+
+@pytest.fixture(scope="module")
+def zookeeper(tmp_path_factory):
+    """A ZooKeeper of its own for a module whose tests talk to it directly (no cluster)."""
+    server = LocalZooKeeper(tmp_path_factory.mktemp("zk"))
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def zk(zookeeper):
+    """A ``ZooKeeperClient`` of ``zookeeper`` under a fresh root, holding database ``db``."""
+    client = ZooKeeperClient(zookeeper.address, root=f"/test-{uuid.uuid4().hex[:8]}")
+    client.start()
+    client.create_database("db", DatabaseRegistration(None, {}, 0, 0))
+    yield client
+    client.close()

@@ -5,10 +5,7 @@ bucket's first leader term (leader epoch 0: no earlier leader uploaded anything)
 
 from __future__ import annotations
 
-import uuid
-
 import pyarrow as pa
-import pytest
 
 from fluss.metadata import Schema, TableBucket, TablePath
 from fluss.rpc.gen import fluss_api_pb2 as pb
@@ -17,34 +14,15 @@ from fluss.server.tablet.control_checks import ControlRequestChecker
 from fluss.server.zk.client import ZooKeeperClient
 from fluss.server.zk.data import (
     Assignment,
-    DatabaseRegistration,
     KvSnapshotRecord,
     LeaderAndIsr,
     RemoteLogManifestRecord,
     TableRegistration,
 )
-from fluss.server.zk.local_server import LocalZooKeeper
 
 ME = 1
 TABLE_ID = 5
 SCHEMA = Schema(pa.schema([pa.field("k", pa.int64(), nullable=False), ("v", pa.string())]), primary_keys=["k"])
-
-
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory):
-    server = LocalZooKeeper(tmp_path_factory.mktemp("zk"))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def zk(zookeeper):
-    client = ZooKeeperClient(zookeeper.address, root=f"/remote-state-{uuid.uuid4().hex[:8]}")
-    client.start()
-    client.create_database("db", DatabaseRegistration(None, {}, 0, 0))
-    yield client
-    client.close()
 
 
 def create_table(zk: ZooKeeperClient, buckets: int) -> pb.TableInfoPb:

@@ -5,8 +5,6 @@ answer was lost is not written twice."""
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from kazoo.exceptions import ConnectionLoss
 
@@ -16,12 +14,10 @@ from fluss.server.zk import paths
 from fluss.server.zk.client import ZooKeeperClient
 from fluss.server.zk.data import (
     Assignment,
-    DatabaseRegistration,
     LeaderAndIsr,
     PartitionRegistration,
     TableRegistration,
 )
-from fluss.server.zk.local_server import LocalZooKeeper
 
 BUCKETS = 300  # 602 nodes: three transactions of at most 256 nodes (the bound is lowered to 256 here)
 
@@ -29,23 +25,6 @@ BUCKETS = 300  # 602 nodes: three transactions of at most 256 nodes (the bound i
 @pytest.fixture(autouse=True)
 def bound(monkeypatch):
     monkeypatch.setattr(zk_client, "MAX_TRANSACTION_OPS", 256)
-
-
-@pytest.fixture(scope="module")
-def zookeeper(tmp_path_factory):
-    server = LocalZooKeeper(tmp_path_factory.mktemp("zk"))
-    server.start()
-    yield server
-    server.stop()
-
-
-@pytest.fixture
-def zk(zookeeper):
-    client = ZooKeeperClient(zookeeper.address, root=f"/chunked-{uuid.uuid4().hex[:8]}")
-    client.start()
-    client.create_database("db", DatabaseRegistration(None, {}, 0, 0))
-    yield client
-    client.close()
 
 
 real_commit = zk_client._commit
