@@ -145,9 +145,9 @@ async def test_kv_storage_and_request_metrics_of_a_primary_key_table(metrics_clu
         fluss.Schema(SCHEMA, primary_keys=["id"]), bucket_count=2, properties={"table.replication.factor": "1"}))
     table = await mconn.get_table(path)
     upsert = table.new_upsert().create_writer()
-    for start in range(0, 20_000, 5000):
+    for start in range(0, 20_000, 5000):  # a flush each: at least one PutKv request per batch, however they group
         upsert.upsert_arrow_batch(_batch(start, 5000))
-    await upsert.flush()
+        await upsert.flush()
     lookuper = table.new_lookup().create_lookuper()
     assert len([r for r in await asyncio.gather(*(lookuper.lookup({"id": i}) for i in range(50))) if r]) == 50
     sel = 'table="kv"'
