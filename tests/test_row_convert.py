@@ -304,6 +304,28 @@ def test_conform_passes_exact_batches_through():
     assert conform_batch(batch, ALL).equals(batch)
 
 
+def test_a_batch_already_in_the_table_schema_is_handed_back_as_is_but_still_checked():
+    """The fast path: a batch in exactly the table's Arrow schema is returned unchanged (no pass per column), yet
+    a null in a NOT NULL column, a CHAR too long and a timestamp finer than its precision are still refused."""
+    plain = schema_of(("id", "BIGINT"), ("name", "STRING"), ("x", "DOUBLE"), pks=["id"])
+    exact = pa.RecordBatch.from_arrays([pa.array([1, 2]), pa.array(["a", None]), pa.array([0.5, None])],
+                                       schema=plain.to_arrow())
+    assert conform_batch(exact, plain) is exact
+    null_key = pa.RecordBatch.from_arrays([pa.array([1, None]), pa.array(["a", "b"]), pa.array([0.5, 1.0])],
+                                          schema=plain.to_arrow())
+    with pytest.raises(FlussError, match="column 'id' .*row 1: null value in a NOT NULL column"):
+        conform_batch(null_key, plain)
+    special = schema_of(("c", "CHAR(2)"), ("t2", "TIMESTAMP(2)"))
+    too_long = pa.RecordBatch.from_arrays([pa.array(["abc"]), pa.array([10], special.to_arrow().field("t2").type)],
+                                          schema=special.to_arrow())
+    with pytest.raises(FlussError, match="column 'c' \\(CHAR\\(2\\)\\) row 0: string of 3 characters"):
+        conform_batch(too_long, special)
+    fine = pa.RecordBatch.from_arrays([pa.array(["ab"]), pa.array([11], special.to_arrow().field("t2").type)],
+                                      schema=special.to_arrow())
+    with pytest.raises(FlussError, match="column 't2' .* more fractional-second digits"):
+        conform_batch(fine, special)
+
+
 def test_conform_a_table_gives_batches():
     batch = rows_to_batch([ROW_A], ALL)
     out = conform_batch(pa.Table.from_batches([batch, batch]), ALL)

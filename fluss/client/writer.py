@@ -622,6 +622,7 @@ class _TableWriter:
         # took, and writes reach the sender in the order they were made.
         self._send_lock = threading.RLock()
         self._rows: list = []
+        self._rows_parked = asyncio.Event()  # set on the I/O loop when a row is added to an empty ``_rows``
         self._failures = _Failures(str(table.table_path))
         self._rows_added = 0  # rows given to this writer so far: a row's number in error messages
         self._chunk = self._new_chunk()
@@ -645,11 +646,14 @@ class _TableWriter:
         """Queues a row already checked by the caller (``RowChecker``)."""
         with self._lock:
             handle = WriteResultHandle(self._chunk, len(self._rows))
+            first = not self._rows
             self._rows.append(row)
             self._rows_added += 1
             full = len(self._rows) >= ROWS_PER_CHUNK
         if full:
             self._drain_rows()
+        elif first:  # starts the linger timer of these rows
+            self._io.loop.call_soon_threadsafe(self._rows_parked.set)
         return handle
 
     def _drain_rows(self) -> None:
@@ -885,8 +889,13 @@ class _TableWriter:
     # ------------------------------------------------------------ flushing
 
     async def _linger_loop(self) -> None:
+        """Sends the rows added one at a time ``writer.batch-timeout`` after the first of them was added (rows
+        that fill a chunk first are sent by ``_add_row`` at once); while no row waits it sleeps, so an idle
+        writer costs nothing however short the timeout."""
         timeout = max(self._config.writer_batch_timeout_ms, 1) / 1000
         while True:
+            await self._rows_parked.wait()
+            self._rows_parked.clear()
             await asyncio.sleep(timeout)
             if self._rows:
                 await asyncio.to_thread(self._drain_rows)
@@ -932,8 +941,11 @@ def _as_fluss_error(e: BaseException) -> FlussError:
 
 def _slices(batch: pa.RecordBatch, target_bytes: int):
     """Cuts a batch into pieces of about ``target_bytes`` of Arrow data each."""
+    if batch.num_rows <= 1 or batch.get_total_buffer_size() <= target_bytes:
+        yield batch  # (the buffers' whole size bounds the sliced size, ``nbytes``, which takes far longer)
+        return
     size = batch.nbytes
-    if size <= target_bytes or batch.num_rows <= 1:
+    if size <= target_bytes:
         yield batch
         return
     rows = max(1, int(batch.num_rows * target_bytes / size))

@@ -252,6 +252,31 @@ async def test_writer_memory_is_bounded(conn, admin, database):
     assert sum((await admin.list_offsets(path, [0, 1], OffsetSpec.latest())).values()) == 50_000
 
 
+async def test_rows_appended_one_at_a_time_are_sent_without_a_flush_also_after_an_idle_spell(cluster, admin,
+                                                                                            database):
+    """The linger timer starts with the first row added to an empty writer (the loop sleeps while none waits):
+    rows are sent ``writer.batch-timeout`` after they were added, without a flush, and again after the writer
+    sat idle for many timeouts."""
+    quick = await fluss.FlussConnection.create(fluss.Config({
+        "bootstrap.servers": cluster.bootstrap_servers, "writer.batch-timeout": "5ms"}))
+    try:
+        table = await _table(quick, admin, database, "linger_idle", pa.schema([("k", pa.int64())]), bucket_count=1)
+        writer = table.new_append().create_writer()
+        for expected, rows in ((3, [0, 1, 2]), (4, [3])):
+            for k in rows:
+                writer.append({"k": k})
+            deadline = time.monotonic() + 10
+            while (await admin.list_offsets(table.get_table_path(), [0], OffsetSpec.latest()))[0] < expected:
+                assert time.monotonic() < deadline, f"rows {rows} were not sent without a flush"
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.3)  # idle: 60 timeouts without a row
+        assert not writer._rows_parked.is_set()  # noqa: SLF001 - the loop sleeps until a row is added
+        assert (await _read_all(table, [0])).column("k").to_pylist() == [0, 1, 2, 3]
+        await writer.aclose()
+    finally:
+        await quick.aclose()
+
+
 async def test_flush_waits_for_rows_the_linger_loop_is_still_converting(cluster, admin, database):
     """The linger loop took the rows (``writer.batch-timeout`` passed) and is still converting them when flush()
     is called: flush must wait for them, not find the buffer empty and the sender idle and return early."""
