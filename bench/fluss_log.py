@@ -45,7 +45,7 @@ from bench.data import (
     with_timestamp,
 )
 from bench.model import FAILED, Measurement, Profile
-from bench.monitor import PeakRss
+from bench.monitor import CpuSteal, PeakRss, steal_and_total
 from bench.raw import write_ipc
 
 if TYPE_CHECKING:
@@ -232,10 +232,15 @@ async def measure_latency(bootstrap: str, path: fluss.TablePath, profile: Profil
             consumer = asyncio.create_task(consume())
             start_us = time.time_ns() // 1000
             t_next = time.monotonic()
-            for _ in range(ticks):
+            warmup_ticks, round_ticks = round(LATENCY_WARMUP_S / TICK_S), round(profile.latency_round_s / TICK_S)
+            steal_marks = []  # /proc/stat's steal and total at each round's start and at the end
+            for i in range(ticks):
+                if i >= warmup_ticks and (i - warmup_ticks) % round_ticks == 0:
+                    steal_marks.append(steal_and_total())
                 await asyncio.sleep(max(0.0, t_next - time.monotonic()))
                 writer.write_arrow_batch(with_timestamp(template, time.time_ns() // 1000))
                 t_next += TICK_S
+            steal_marks.append(steal_and_total())
             elapsed = time.time_ns() // 1000 - start_us
             await writer.flush()
             done.set()
@@ -254,12 +259,22 @@ async def measure_latency(bootstrap: str, path: fluss.TablePath, profile: Profil
                 p50.rounds.append(float(np.percentile(sel, 50)))
                 p99.rounds.append(float(np.percentile(sel, 99)))
         rate = sent_total / (elapsed / 1e6)
+        steal = _steal_per_round(steal_marks)
         for m in (p50, p99):
-            m.note = f"steady producer {rate:,.0f} rows/s achieved, {per_tick} rows every {TICK_S * 1000:.0f} ms"
+            m.note = f"steady producer {rate:,.0f} rows/s achieved, {per_tick} rows every {TICK_S * 1000:.0f} ms; " \
+                     f"CPU steal per round {steal}"
             m.rss_peak_mb = rss.peaks_mb()
     finally:
         await _close(conn)
     return [p50, p99]
+
+
+def _steal_per_round(marks: list[tuple[int, int] | None]) -> str:
+    """``"0%, 3.5%, ..."``: the hypervisor's share of the CPU time in each latency round (``bench.monitor.CpuSteal``)."""
+    out = []
+    for a, b in zip(marks, marks[1:], strict=False):
+        out.append("?" if a is None or b is None or b[1] <= a[1] else f"{100 * (b[0] - a[0]) / (b[1] - a[1]):.0f}%")
+    return ", ".join(out) or "?"
 
 
 async def measure_nested(conn: fluss.FlussConnection, bootstrap: str, profile: Profile,
@@ -299,11 +314,12 @@ async def run_scenarios(bootstrap: str, pids: dict[str, int | None], profile: Pr
         ]
         for name, step in steps:
             t0 = time.monotonic()
-            try:
-                out += await step()
-            except Exception as e:  # one broken scenario must not hide the others
-                out.append(Measurement(system, name, "", status=FAILED, note=f"{type(e).__name__}: {e}"))
-            print(f"  {system} {name}: {time.monotonic() - t0:.1f}s", flush=True)
+            with CpuSteal() as steal:
+                try:
+                    out += await step()
+                except Exception as e:  # one broken scenario must not hide the others
+                    out.append(Measurement(system, name, "", status=FAILED, note=f"{type(e).__name__}: {e}"))
+            print(f"  {system} {name}: {time.monotonic() - t0:.1f}s ({steal.label()})", flush=True)
     finally:
         await _close(conn)
     return out

@@ -37,6 +37,7 @@ from bench import (
 )
 from bench.data import LOGICAL_ROW_BYTES, PROJECTED, SCHEMA, arrow_bytes_per_row, make_batch
 from bench.model import FAILED, Measurement, Profile
+from bench.monitor import CpuSteal
 from bench.setup import KAFKA_LIB
 
 FAMILIES = ("raw", "fluss", "security", "gateway", "recovery", "reassign", "remote", "tiering", "flink", "metrics",
@@ -77,6 +78,7 @@ def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
     measurements: list[Measurement] = []
     resolved: dict[str, str] = {}
     timings: dict[str, float] = {}
+    steals: dict[str, float | None] = {}  # the hypervisor's share of the CPU time during each family (percent)
     # family, its function, and the system and key prefixes that a failure of the whole family stands for
     steps: list[tuple[str, Callable[[], list[Measurement]], str, tuple[str, ...]]] = [
         ("raw", lambda: raw.run(profile), "raw", ("*",)),
@@ -98,14 +100,18 @@ def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
         if name in families:
             print(f"[bench] {name} ...", flush=True)
             t0 = time.monotonic()
-            measurements += _guard(system, keys, fn)
+            with CpuSteal() as steal:
+                measurements += _guard(system, keys, fn)
             timings[name] = round(time.monotonic() - t0, 1)
+            steals[name] = steal.percent
     if "upstream" in families:
         print("[bench] upstream (Apache Fluss) ...", flush=True)
         t0 = time.monotonic()
-        resolved, upstream_measurements = upstream.run(profile)
+        with CpuSteal() as steal:
+            resolved, upstream_measurements = upstream.run(profile)
         measurements += upstream_measurements
         timings["upstream"] = round(time.monotonic() - t0, 1)
+        steals["upstream"] = steal.percent
     scenarios = report.build(measurements)
     sample = make_batch(1000)
     kafka_jars = sorted(KAFKA_LIB.glob("kafka_2.13-*.jar")) if KAFKA_LIB.is_dir() else []
@@ -131,6 +137,7 @@ def run(profile: Profile, families: tuple[str, ...] = FAMILIES) -> dict:
         "goals": report.goals(scenarios),
         "measurements": [m.to_json() for m in measurements],
         "family_seconds": timings,
+        "family_cpu_steal_percent": steals,
         "duration_s": round(time.monotonic() - started, 1),
     }
     return doc
@@ -149,4 +156,5 @@ def print_summary(doc: dict) -> None:
     for system, status, note in sorted(missing):
         print(f"{system}: {status}: {note}")
     print(f"machine: {doc['machine']['nproc']} cores, {doc['machine']['mem_total_gib']} GiB; "
-          f"run took {doc['duration_s']}s ({doc['family_seconds']})")
+          f"run took {doc['duration_s']}s ({doc['family_seconds']}); CPU steal by the hypervisor, percent: "
+          f"{doc.get('family_cpu_steal_percent', {})}")
