@@ -99,6 +99,36 @@ def test_leader_append_assigns_consecutive_offsets_epoch_and_timestamp(tablet):
     assert tablet.log_end_offset == 10
 
 
+def test_the_lock_is_held_for_an_inline_append_only_when_no_other_thread_holds_it(tablet):
+    """``held_if_free``: the event loop appends a small batch itself only when that cannot wait behind a worker
+    thread (a read, a roll, a checkpoint); otherwise it hands the append to a worker at once."""
+    import threading
+
+    with tablet.held_if_free() as held:
+        assert held
+        info = tablet.append_as_leader(client_batch([0, 1]), leader_epoch=1)  # the lock is re-entrant
+    assert (info.first_offset, info.last_offset) == (0, 1)
+    taken, release = threading.Event(), threading.Event()
+
+    def worker():
+        with tablet._lock:  # noqa: SLF001 - a worker busy with this log
+            taken.set()
+            release.wait(10)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    try:
+        assert taken.wait(10)
+        with tablet.held_if_free() as held:
+            assert not held
+    finally:
+        release.set()
+        t.join()
+    with tablet.held_if_free() as held:
+        assert held
+    assert read_all(tablet) == [0, 1]
+
+
 def test_leader_append_stores_exactly_the_assigned_batches(tablet):
     """The request is written as new headers plus the bodies as they arrived (``pwritev``): the segment holds
     what ``assign_offsets`` of each batch gives."""

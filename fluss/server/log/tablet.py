@@ -34,7 +34,8 @@ import bisect
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -213,6 +214,18 @@ class LogTablet:
             return self._high_watermark
 
     # -- appends ----------------------------------------------------------------------------------------------
+    @contextmanager
+    def held_if_free(self) -> Iterator[bool]:
+        """Holds this log's lock when no other thread holds it (yields True), else yields False at once: the
+        event loop appends a small batch itself only when that cannot wait behind a worker's read, roll or
+        checkpoint (the appends it makes take the lock again: it is re-entrant)."""
+        held = self._lock.acquire(blocking=False)
+        try:
+            yield held
+        finally:
+            if held:
+                self._lock.release()
+
     def append_as_leader(self, data: bytes, leader_epoch: int, commit_timestamp: int | None = None,
                          batches: list[LogBatch] | None = None, allow_sequence_gap: bool = False) -> AppendInfo:
         """Validate, assign offsets to and append one or more client batches.

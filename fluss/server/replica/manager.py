@@ -47,6 +47,9 @@ KV_RECOVERY_RETRY_S = 5.0  # how often a leader retries a failed KV recovery
 #: ~5-15 ms of waiting on the disk, and a new RocksDB ~30 ms (its files and their fsyncs); fsyncs issued together
 #: share the file system's journal commits
 CREATE_THREADS = 8
+# A produce request at most this large is validated and appended on the event loop itself when its log's lock is
+# free: for a small batch the hand-over to a worker thread and back costs more than the work (100 rows: ~0.1-0.2 ms)
+INLINE_PRODUCE_MAX_BYTES = 32 * 1024
 
 
 @dataclass(frozen=True)
@@ -496,7 +499,13 @@ class ReplicaManager:
             if await self._wait_for_gap(replica, header.writer_id, header.batch_sequence, wait_s):
                 replica.check_leader()  # leadership may have moved while waiting
         try:
-            info = await asyncio.to_thread(self._validate_and_append, replica, records, int(time.time() * 1000))
+            info = None
+            if len(records) <= INLINE_PRODUCE_MAX_BYTES:
+                with replica.log.held_if_free() as held:
+                    if held:
+                        info = self._validate_and_append(replica, records, int(time.time() * 1000))
+            if info is None:
+                info = await asyncio.to_thread(self._validate_and_append, replica, records, int(time.time() * 1000))
         except Exception as e:
             self._raise_observed(e)
         replica.maybe_advance_high_watermark()
