@@ -19,7 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--kinds", default=",".join(messages.KINDS))
-    parser.add_argument("--out", type=Path, default=None, help="where to write the JSON report")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where to write the JSON report (a file, or a directory to hold report.json)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     kinds = tuple(k.strip() for k in args.kinds.split(",") if k.strip())

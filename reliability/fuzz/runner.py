@@ -355,8 +355,14 @@ def summary(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def write_report(report: dict[str, Any], path: Path) -> None:
+def write_report(report: dict[str, Any], path: Path) -> Path:
+    """Writes the report as JSON to ``path``, or to ``report.json`` in it when ``path`` is a directory (as the
+    nemesis suite's ``--out`` is); returns the file written."""
     import json
 
+    path = Path(path)
+    if path.is_dir():
+        path = path / "report.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=2, default=str))
+    return path

@@ -18,3 +18,12 @@ def test_fuzzed_requests_get_clear_answers_and_leave_the_data_intact():
     assert report["error_codes"].get("CORRUPT_RECORD_EXCEPTION", 0) > 0  # corrupt batches reached the leaders
     assert "UNKNOWN_SERVER_ERROR" not in report["error_codes"], report["error_codes"]
     assert report["valid"]
+
+
+def test_the_report_goes_into_a_directory_given_as_out_or_to_the_file_named(tmp_path):
+    from reliability.fuzz.runner import write_report
+
+    assert write_report({"valid": True}, tmp_path) == tmp_path / "report.json"
+    assert (tmp_path / "report.json").read_text().strip().startswith("{")
+    named = write_report({"valid": True}, tmp_path / "sub" / "fuzz.json")
+    assert named == tmp_path / "sub" / "fuzz.json" and named.is_file()
