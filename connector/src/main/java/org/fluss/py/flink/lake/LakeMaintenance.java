@@ -8,9 +8,11 @@ import org.apache.paimon.CoreOptions;
 import org.apache.paimon.Snapshot;
 import org.apache.paimon.append.AppendCompactCoordinator;
 import org.apache.paimon.append.AppendCompactTask;
+import org.apache.paimon.consumer.ConsumerManager;
 import org.apache.paimon.data.BinaryRow;
 import org.apache.paimon.operation.BaseAppendFileStoreWrite;
 import org.apache.paimon.options.ExpireConfig;
+import org.apache.paimon.table.ExpireSnapshotsImpl;
 import org.apache.paimon.table.FileStoreTable;
 import org.apache.paimon.table.Table;
 import org.apache.paimon.table.sink.BatchWriteBuilder;
@@ -21,6 +23,7 @@ import org.apache.paimon.table.sink.TableWriteImpl;
 import org.apache.paimon.table.source.DataSplit;
 import org.apache.paimon.table.source.Split;
 import org.apache.paimon.types.RowType;
+import org.apache.paimon.utils.SnapshotManager;
 import org.fluss.py.flink.client.TablePath;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -161,22 +164,43 @@ public final class LakeMaintenance implements MapFunction<String, String> {
     /**
      * Expires snapshots by the table's retention options, never {@code retainFrom} (the coordinator's lake
      * snapshot) nor any later one; returns how many were expired.
+     *
+     * <p>Paimon's {@code ExpireSnapshots.expire()} counts {@code snapshot.num-retained.min} back from the latest
+     * snapshot it reads itself, so no retention count chosen here can protect {@code retainFrom}: a tiering round
+     * that commits between that choice and Paimon's read moves the latest snapshot on, and the coordinator's
+     * snapshot would go while the coordinator still names it. So the same rule as Paimon's (at most
+     * {@code num-retained.max}, at least {@code num-retained.min}, nothing newer than {@code time-retained},
+     * at most {@code snapshot.expire.limit} at once, nothing a Paimon consumer still reads) picks an end bound,
+     * the bound is capped at {@code retainFrom}, and Paimon's {@code expireUntil} removes the snapshots below it.
      */
     static int expire(FileStoreTable table, long retainFrom) {
-        Snapshot latest = table.snapshotManager().latestSnapshot();
-        if (latest == null) {
+        SnapshotManager snapshots = table.snapshotManager();
+        Long latest = snapshots.latestSnapshotId();
+        Long earliest = snapshots.earliestSnapshotId();
+        if (latest == null || earliest == null) {
             return 0;
         }
-        ExpireConfig configured = table.coreOptions().expireConfig();
-        int keep = (int) Math.max(1, Math.min(Integer.MAX_VALUE, latest.id() - retainFrom + 1));
-        int retainMin = Math.max(configured.getSnapshotRetainMin(), keep);
-        ExpireConfig guarded = ExpireConfig.builder()
-                .snapshotRetainMin(retainMin)
-                .snapshotRetainMax(Math.max(configured.getSnapshotRetainMax(), retainMin))
-                .snapshotTimeRetain(configured.getSnapshotTimeRetain())
-                .snapshotMaxDeletes(configured.getSnapshotMaxDeletes())
-                .build();
-        return table.newExpireSnapshots().config(guarded).expire();
+        ExpireConfig config = table.coreOptions().expireConfig();
+        long olderThanMillis = System.currentTimeMillis() - config.getSnapshotTimeRetain().toMillis();
+        long from = Math.max(latest - config.getSnapshotRetainMax() + 1, earliest);
+        long endExclusive = Math.min(latest - config.getSnapshotRetainMin() + 1, retainFrom);
+        endExclusive = Math.min(endExclusive, consumers(table).minNextSnapshot().orElse(Long.MAX_VALUE));
+        endExclusive = Math.min(endExclusive, earliest + config.getSnapshotMaxDeletes());
+        for (long id = from; id < endExclusive; id++) {
+            if (snapshots.snapshotExists(id) && olderThanMillis <= snapshots.snapshot(id).timeMillis()) {
+                endExclusive = id; // this one and all later ones are young enough to stay
+                break;
+            }
+        }
+        if (endExclusive <= earliest) {
+            return 0;
+        }
+        ExpireSnapshotsImpl expiry = (ExpireSnapshotsImpl) table.newExpireSnapshots().config(config);
+        return expiry.expireUntil(earliest, endExclusive);
+    }
+
+    private static ConsumerManager consumers(FileStoreTable table) {
+        return new ConsumerManager(table.fileIO(), table.location(), table.coreOptions().branch());
     }
 
     /** The table with commit-time snapshot expiry off (Paimon's commits expire by default). */
