@@ -797,7 +797,17 @@ class ReplicaManager:
                 if limit > 0 and self._nothing_to_read(replica, f, upper):
                     self._check_projection(replica, f.projection)  # refused as a read would refuse it
                 elif limit > 0:
-                    records = await asyncio.to_thread(self._read_one, replica, f, limit, upper, total == 0)
+                    try:
+                        records = await asyncio.to_thread(self._read_one, replica, f, limit, upper, total == 0)
+                    except FlussError as e:
+                        info = await self._tiered_meanwhile(replica, f, follower_id, e)
+                        if info is None:
+                            raise
+                        res.remote_log_fetch_info.CopyFrom(info)  # local retention removed the offset meanwhile
+                        res.high_watermark = replica.log.high_watermark
+                        res.log_start_offset = replica.log.log_start_offset
+                        results[f.bucket] = res
+                        continue
                     if throttled:
                         throttle.consume(len(records))
                 if follower_id >= 0:
@@ -839,6 +849,16 @@ class ReplicaManager:
         if log.closed or offset < log.log_start_offset or offset > log.log_end_offset:
             return False
         return offset == log.log_end_offset or (upper is not None and offset >= upper)
+
+    async def _tiered_meanwhile(self, replica: Replica, f: BucketFetch, follower_id: int,
+                                error: FlussError) -> pb.RemoteLogFetchInfoPb | None:
+        """The remote segments for a client's fetch whose offset local retention deleted between the check
+        above and the read (the log start moved past it while the read waited for a worker): answered as a fetch
+        below the log start is; None for any other failure."""
+        if (follower_id >= 0 or self.remote_log is None or error.error_code != ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION
+                or f.offset >= replica.log.log_start_offset):
+            return None
+        return await self._remote_fetch_info(replica, f.offset)
 
     async def _remote_fetch_info(self, replica: Replica, offset: int) -> pb.RemoteLogFetchInfoPb | None:
         state = await self.remote_log.state_of(replica)
