@@ -782,10 +782,7 @@ class ReplicaManager:
                         self._check_projection(replica, f.projection)
                         info = await self._remote_fetch_info(replica, f.offset)
                         if info is not None:  # the client reads these segments from remote storage itself
-                            res.remote_log_fetch_info.CopyFrom(info)
-                            res.high_watermark = replica.log.high_watermark
-                            res.log_start_offset = replica.log.log_start_offset
-                            results[f.bucket] = res
+                            results[f.bucket] = self._remote_answer(res, replica, info)
                             continue
                 records = b""
                 limit = min(f.max_bytes, budget)
@@ -803,10 +800,7 @@ class ReplicaManager:
                         info = await self._tiered_meanwhile(replica, f, follower_id, e)
                         if info is None:
                             raise
-                        res.remote_log_fetch_info.CopyFrom(info)  # local retention removed the offset meanwhile
-                        res.high_watermark = replica.log.high_watermark
-                        res.log_start_offset = replica.log.log_start_offset
-                        results[f.bucket] = res
+                        results[f.bucket] = self._remote_answer(res, replica, info)
                         continue
                     if throttled:
                         throttle.consume(len(records))
@@ -855,10 +849,20 @@ class ReplicaManager:
         """The remote segments for a client's fetch whose offset local retention deleted between the check
         above and the read (the log start moved past it while the read waited for a worker): answered as a fetch
         below the log start is; None for any other failure."""
-        if (follower_id >= 0 or self.remote_log is None or error.error_code != ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION
+        if (follower_id >= 0 or self.remote_log is None
+                or error.error_code != ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION
                 or f.offset >= replica.log.log_start_offset):
             return None
         return await self._remote_fetch_info(replica, f.offset)
+
+    @staticmethod
+    def _remote_answer(res: pb.FetchBucketResultPb, replica: Replica,
+                       info: pb.RemoteLogFetchInfoPb) -> pb.FetchBucketResultPb:
+        """``res`` sending the client to the remote segments ``info`` (it reads them from remote storage)."""
+        res.remote_log_fetch_info.CopyFrom(info)
+        res.high_watermark = replica.log.high_watermark
+        res.log_start_offset = replica.log.log_start_offset
+        return res
 
     async def _remote_fetch_info(self, replica: Replica, offset: int) -> pb.RemoteLogFetchInfoPb | None:
         state = await self.remote_log.state_of(replica)
