@@ -38,7 +38,13 @@ from bench.data import SCHEMA, make_batch, with_timestamp
 from bench.fluss_log import server_pids
 from bench.model import FAILED, Measurement, Profile
 from bench.monitor import PeakRss
-from fluss.lake.paimon import PaimonLake, lake_of_table, paimon_arrow_schema, paimon_table_options
+from fluss.lake.paimon import (
+    PaimonLake,
+    lake_of_table,
+    paimon_arrow_schema,
+    paimon_table_options,
+    with_system_columns,
+)
 from fluss.lake.tiering import tier_table
 from fluss.server.cluster import LocalCluster
 
@@ -65,7 +71,11 @@ async def _create(conn: fluss.FlussConnection, name: str, **props: str) -> fluss
 
 
 def _raw_write(lake: PaimonLake, info: fluss.TableInfo, name: str, batches: list) -> float:
-    """Creates a Paimon table shaped like ``info`` and writes + commits ``batches`` with pypaimon; seconds."""
+    """Creates a Paimon table shaped like ``info`` and writes + commits ``batches`` with pypaimon; seconds.
+
+    The rows carry the lake's system columns (``__bucket``, ``__offset``, ``__timestamp``) as tiering writes them,
+    so both sides write the same Paimon rows; adding them is inside the timed part, as it is for tiering. A
+    bucket-unaware lake table takes the batches without a bucket, as the lake writer gives them."""
     from pypaimon import Schema
 
     ident = f"bench.{name}"
@@ -76,8 +86,15 @@ def _raw_write(lake: PaimonLake, info: fluss.TableInfo, name: str, batches: list
     t0 = time.perf_counter()
     builder = table.new_batch_write_builder()
     write = builder.new_write()
+    bucketed = int(table.options.bucket()) > 0  # a log table without a bucket key is bucket-unaware in the lake
+    next_offset = [0] * BUCKETS
+    now_ms = int(time.time() * 1000)
     for i, b in enumerate(batches):
-        write.write_arrow(b, bucket=i % BUCKETS)
+        bucket = i % BUCKETS
+        offsets = np.arange(next_offset[bucket], next_offset[bucket] + b.num_rows, dtype=np.int64)
+        next_offset[bucket] += b.num_rows
+        rows = with_system_columns(b, bucket, offsets, now_ms)
+        write.write_arrow(rows, bucket=bucket) if bucketed else write.write_arrow(rows)
     commit = builder.new_commit()
     commit.commit(write.prepare_commit())
     commit.close()

@@ -422,7 +422,7 @@ class LakeWriter:
         if batch.num_rows == 0:
             return
         if self._system_columns:
-            batch = _with_system_columns(batch, bucket, offsets, timestamp)
+            batch = with_system_columns(batch, bucket, offsets, timestamp)
         paimon_bucket = bucket if self._bucketed else 0
         if self._partition_keys:
             self._write_partition(paimon_bucket, self._conform(batch))
@@ -486,8 +486,8 @@ class LakeWriter:
             log.debug("closing the lake writer failed", exc_info=True)
 
 
-def _with_system_columns(batch: pa.RecordBatch, bucket: int, offsets: np.ndarray | None,
-                         timestamp: int | None) -> pa.RecordBatch:
+def with_system_columns(batch: pa.RecordBatch, bucket: int, offsets: np.ndarray | None,
+                        timestamp: int | None) -> pa.RecordBatch:
     """``batch`` plus ``__bucket``, ``__offset`` and ``__timestamp`` (null when unknown)."""
     n = batch.num_rows
     bucket_type, offset_type, ts_type = (f.type for f in SYSTEM_COLUMNS)
