@@ -78,8 +78,13 @@ def _fields(buf: memoryview):
         yield number, wire, buf[start:pos], payload
 
 
+def length_delimited(number: int, size: int) -> bytes:
+    """The tag and length of a length-delimited field ``number`` whose payload is ``size`` bytes."""
+    return _encode_varint(number << 3 | _LEN) + _encode_varint(size)
+
+
 def _nested(number: int, body: bytes) -> bytes:
-    return _encode_varint(number << 3 | _LEN) + _encode_varint(len(body)) + body
+    return length_delimited(number, len(body)) + body
 
 
 def split_fetch_response(data: bytes) -> tuple[pb.FetchLogResponse, list[list[memoryview]]]:
@@ -148,14 +153,15 @@ def encode_fetch_response(tables: list[tuple[int, list[tuple[pb.FetchBucketResul
         size = len(head)
         for bucket, data in buckets:
             body = bucket.SerializeToString()
-            field = _encode_varint(_RECORDS << 3 | _LEN) + _encode_varint(len(data)) if data else b""
+            field = length_delimited(_RECORDS, len(data)) if data else b""
             length = len(body) + len(field) + len(data)
-            prefix = _encode_varint(_BUCKETS << 3 | _LEN) + _encode_varint(length)
+            prefix = length_delimited(_BUCKETS, length)
             table_parts += (prefix, body, field, data)
             size += len(prefix) + length
-        parts.append(_encode_varint(_TABLES << 3 | _LEN) + _encode_varint(size))
+        parts.append(length_delimited(_TABLES, size))
         parts += table_parts
     return EncodedResponse(b"".join(parts))
 
 
-__all__ = ["FETCH_LOG_METHOD", "Records", "EncodedResponse", "encode_fetch_response", "passing_encoded", "split_fetch_response"]
+__all__ = ["FETCH_LOG_METHOD", "Records", "EncodedResponse", "encode_fetch_response", "length_delimited", "passing_encoded",
+           "split_fetch_response"]

@@ -12,6 +12,7 @@ from fluss.rpc.errors import OK, error_info
 from fluss.rpc.fetch_wire import encode_fetch_response
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
+from fluss.rpc.lookup_wire import bucket_results_response
 from fluss.server.metrics.tablet import records_in
 from fluss.server.replica.manager import BucketFetch, ReplicaManager
 
@@ -25,6 +26,19 @@ class _BucketRecords(NamedTuple):
     partition_id: int
     bucket_id: int
     records: bytes
+
+
+def _bucket_results(result_cls, buckets, results: list) -> list[tuple]:
+    """Per requested bucket of a Lookup/PrefixLookup: (its result's small fields, its flags, its rows), or its
+    error with neither."""
+    out = []
+    for b, result in zip(buckets, results, strict=True):
+        if isinstance(result, Exception):
+            out.append((result_cls(partition_id=b.partition_id, bucket_id=b.bucket_id, error=error_info(result)),
+                        (), b""))
+        else:
+            out.append((result_cls(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK), *result))
+    return out
 
 
 class TabletServicer(rpc.TabletServiceServicer):
@@ -102,30 +116,16 @@ class TabletServicer(rpc.TabletServiceServicer):
         results = await self.m.lookup_many(
             [(TableBucket(request.table_id, b.bucket_id, b.partition_id), list(b.keys)) for b in request.buckets])
         self._count_kv_requests(request.table_id, "lookup", results)
-        out = []
-        for b, result in zip(request.buckets, results, strict=True):
-            if isinstance(result, Exception):
-                out.append(pb.LookupBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id,
-                                                   error=error_info(result)))
-            else:
-                out.append(pb.LookupBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id, error=OK,
-                                                   found=result[0], rows=result[1]))
-        return pb.LookupResponse(buckets=out)
+        return bucket_results_response(pb.LookupResponse,
+                                       _bucket_results(pb.LookupBucketResultPb, request.buckets, results))
 
     async def PrefixLookup(self, request, context):
         results = await self.m.lookup_many(
             [(TableBucket(request.table_id, b.bucket_id, b.partition_id), list(b.prefixes)) for b in request.buckets],
             prefix=True)
         self._count_kv_requests(request.table_id, "prefix_lookup", results)
-        out = []
-        for b, result in zip(request.buckets, results, strict=True):
-            if isinstance(result, Exception):
-                out.append(pb.PrefixLookupBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id,
-                                                         error=error_info(result)))
-            else:
-                out.append(pb.PrefixLookupBucketResultPb(partition_id=b.partition_id, bucket_id=b.bucket_id,
-                                                         error=OK, counts=result[0], rows=result[1]))
-        return pb.PrefixLookupResponse(buckets=out)
+        return bucket_results_response(pb.PrefixLookupResponse,
+                                       _bucket_results(pb.PrefixLookupBucketResultPb, request.buckets, results))
 
     async def ScanKv(self, request, context):
         try:
