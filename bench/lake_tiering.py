@@ -94,7 +94,10 @@ def _raw_write(lake: PaimonLake, info: fluss.TableInfo, name: str, batches: list
         offsets = np.arange(next_offset[bucket], next_offset[bucket] + b.num_rows, dtype=np.int64)
         next_offset[bucket] += b.num_rows
         rows = with_system_columns(b, bucket, offsets, now_ms)
-        write.write_arrow(rows, bucket=bucket) if bucketed else write.write_arrow(rows)
+        if bucketed:
+            write.write_arrow(rows, bucket=bucket)
+        else:
+            write.write_arrow(rows)
     commit = builder.new_commit()
     commit.commit(write.prepare_commit())
     commit.close()

@@ -7,8 +7,9 @@ each bucket's small fields (partition, bucket, error) through protobuf and appen
 in protobuf's wire format: the flags are a packed repeated field of varints, and a varint below 128 (a bool, a
 match count of up to 127 rows) is its own single byte, so ``bytes(flags)`` is the payload. A count of 128 or more
 leaves the flags to protobuf. Answers of a few keys (every single lookup) are built by protobuf as before: for
-them its per-element cost is smaller than the hand-written fields' fixed cost. What goes out is a valid encoding of the same message (``LookupResponse`` /
-``PrefixLookupResponse`` of ``fluss_api.proto``), which every reader parses as usual.
+them its per-element cost is smaller than the hand-written fields' fixed cost. What goes out is a valid encoding
+of the same message (``LookupResponse`` / ``PrefixLookupResponse`` of ``fluss_api.proto``), which every reader
+parses as usual.
 """
 
 from __future__ import annotations

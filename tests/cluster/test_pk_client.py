@@ -277,6 +277,33 @@ async def test_prefix_lookup_on_a_partitioned_table_includes_the_partition_key(c
     assert await prefix.lookup({"day": "d3", "user": "ann"}) == []
 
 
+async def test_large_answers_carry_each_key_s_flag_and_each_prefix_s_count(conn, admin, database):
+    """Answers of more than ``PROTOBUF_FLAGS_MAX`` keys leave the tablet server as hand-written wire bytes
+    (``fluss.rpc.lookup_wire``): present and absent keys keep their places, and a prefix matching 128 or more
+    rows (a count that takes two varint bytes) comes back whole next to prefixes matching few or none."""
+    table = await _pk_table(conn, admin, database, "large_answers", bucket_count=1)
+    writer = table.new_upsert().create_writer()
+    for k in range(0, 300, 3):
+        writer.upsert({"id": k, "name": str(k), "score": None, "city": None})
+    await writer.flush()
+    lookuper = table.new_lookup().create_lookuper()
+    got = await asyncio.gather(*(lookuper.lookup({"id": k}) for k in range(300)))
+    assert [g and g["name"] for g in got] == [str(k) if k % 3 == 0 else None for k in range(300)]
+
+    schema = pa.schema([("user", pa.string()), ("item", pa.int64()), ("qty", pa.int32())])
+    carts = await _pk_table(conn, admin, database, "large_prefixes", schema, ("user", "item"), bucket_count=1,
+                            bucket_keys=["user"])
+    writer = carts.new_upsert().create_writer()
+    items = {f"u{u}": (200 if u == 0 else u % 3) for u in range(40)}  # u0: 200 rows; others 0-2
+    for user, n in items.items():
+        for item in range(n):
+            writer.upsert({"user": user, "item": item, "qty": item})
+    await writer.flush()
+    prefix = carts.new_lookup().lookup_by(["user"]).create_lookuper()
+    got = await asyncio.gather(*(prefix.lookup({"user": user}) for user in items))
+    assert [sorted(r["item"] for r in rows) for rows in got] == [list(range(n)) for n in items.values()]
+
+
 async def test_concurrent_lookups_are_batched_into_few_requests(conn, admin, database):
     table = await _pk_table(conn, admin, database, "batched", bucket_count=4)
     writer = table.new_upsert().create_writer()
