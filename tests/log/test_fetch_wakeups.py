@@ -4,12 +4,15 @@ A fetch that finds nothing long-polls until a write to one of *its* buckets land
 not make it read again (at 10k rows/s every produce used to wake every waiting fetch of the server, followers' and
 consumers' alike, each reading its buckets again on a worker thread before the one fetch that had data could
 answer). A write that lands while the fetch is still reading (before it starts to wait) wakes it at once instead of
-being missed until the long-poll ends.
+being missed until the long-poll ends. A read of the last few KB of the active segment (the next batches of a
+caught-up reader) runs on the event loop, as a small append does; larger or older reads go to a worker thread.
 """
 
 from __future__ import annotations
 
 import asyncio
+import random
+import threading
 import time
 from pathlib import Path
 
@@ -20,7 +23,7 @@ from fluss.errors import ErrorCode
 from fluss.metadata import Schema, TableBucket, TableDescriptor, TableInfo, TablePath
 from fluss.record.log_batch import build_batch
 from fluss.rpc.gen import fluss_api_pb2 as pb
-from fluss.server.replica.manager import BucketFetch, ReplicaManager
+from fluss.server.replica.manager import INLINE_FETCH_MAX_BYTES, BucketFetch, ReplicaManager
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -154,4 +157,83 @@ async def test_a_fetch_at_the_end_reads_nothing_off_the_loop_and_is_still_checke
         results, _ = await manager.fetch(-1, [BucketFetch(tb, 4, 1 << 20, None)], 1, 0, 1 << 20)
         assert results[tb].error.code == ErrorCode.LOG_OFFSET_OUT_OF_RANGE_EXCEPTION
     finally:
+        await asyncio.to_thread(manager.close)
+
+
+def _read_threads(manager: ReplicaManager) -> list[tuple[int, str]]:
+    """Records ``(fetch offset, thread name)`` of every read of the log from now on."""
+    seen: list[tuple[int, str]] = []
+    read_one = manager._read_one
+
+    def recorded(replica, f, *args):
+        seen.append((f.offset, threading.current_thread().name))
+        return read_one(replica, f, *args)
+
+    manager._read_one = recorded
+    return seen
+
+
+def _ids(records) -> list[int]:
+    from fluss.record.log_batch import iter_batches
+
+    return [i for b in iter_batches(records) for i in b.to_arrow(SCHEMA).column("id").to_pylist()]
+
+
+async def test_a_small_read_at_the_end_of_the_log_runs_on_the_loop_and_larger_ones_on_a_worker(tmp_path: Path):
+    manager = await _manager(tmp_path)
+    seen = _read_threads(manager)
+    tb = TableBucket(TABLE_ID, 0)
+    loop_thread = threading.current_thread().name
+    try:
+        await _produce(manager, 0, [1, 2, 3])
+        _, records = await manager.fetch(-1, [BucketFetch(tb, 0, 1 << 20, None)], 1, 0, 1 << 20)
+        assert _ids(records[tb]) == [1, 2, 3] and seen == [(0, loop_thread)]
+        rng = random.Random(3)  # random int64s do not compress: the batch is larger than the inline bytes
+        big = [rng.getrandbits(62) for _ in range(INLINE_FETCH_MAX_BYTES // 8 + 1_000)]
+        await _produce(manager, 0, big)
+        for offset, expected in ((3, big), (0, [1, 2, 3] + big)):
+            seen.clear()
+            _, records = await manager.fetch(-1, [BucketFetch(tb, offset, 1 << 20, None)], 1, 0, 1 << 20)
+            assert _ids(records[tb]) == expected
+            assert seen and seen[0][1] != loop_thread, f"a read of more than {INLINE_FETCH_MAX_BYTES} bytes ran on the loop"
+        await _produce(manager, 0, [7])  # a small batch after the large one: its read is small again
+        seen.clear()
+        _, records = await manager.fetch(-1, [BucketFetch(tb, 3 + len(big), 1 << 20, None)], 1, 0, 1 << 20)
+        assert _ids(records[tb]) == [7] and seen == [(3 + len(big), loop_thread)]
+        results, _ = await manager.fetch(-1, [BucketFetch(tb, 3 + len(big), 1 << 20, [5])], 1, 0, 1 << 20)
+        assert results[tb].error.code == ErrorCode.INVALID_COLUMN_PROJECTION  # still checked on the loop
+    finally:
+        await asyncio.to_thread(manager.close)
+
+
+async def test_a_small_read_waits_on_a_worker_while_another_thread_holds_the_log(tmp_path: Path):
+    """The event loop never blocks on a log another thread holds (a worker's read, roll or checkpoint): the read
+    goes to a worker, which waits for the log, and the answer is the same."""
+    manager = await _manager(tmp_path)
+    seen = _read_threads(manager)
+    tb = TableBucket(TABLE_ID, 1)
+    log = manager.replicas[tb].log
+    holding, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with log.held_if_free() as held:
+            assert held
+            holding.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    try:
+        await _produce(manager, 1, [4, 5])
+        holder.start()
+        assert await asyncio.to_thread(holding.wait, 5)
+        fetch = asyncio.ensure_future(manager.fetch(-1, [BucketFetch(tb, 0, 1 << 20, None)], 1, 0, 1 << 20))
+        await asyncio.sleep(0.2)  # the loop is free meanwhile: this sleep ends on time
+        assert not fetch.done()
+        release.set()
+        _, records = await asyncio.wait_for(fetch, WOKEN_S)
+        assert _ids(records[tb]) == [4, 5]
+        assert [name for _, name in seen] and seen[0][1] != threading.current_thread().name
+    finally:
+        release.set()
+        holder.join(5)
         await asyncio.to_thread(manager.close)

@@ -534,6 +534,17 @@ class LogTablet:
                                  ErrorCode.LOG_STORAGE_EXCEPTION) from e
             return empty
 
+    def tail_bytes_from(self, offset: int) -> int | None:
+        """At most how many bytes a read from ``offset`` touches when ``offset`` lies in the active segment: from
+        the offset index's entry at or below it to the segment's end (None for an offset outside that segment,
+        or a closed log). In memory only: no file is read."""
+        with self._lock:
+            active = self._segments[-1]
+            if self._closed or offset < active.base_offset or offset >= active.next_offset:
+                return None
+            _, position = active.offset_index.lookup(offset)
+            return active.size - position
+
     def offset_for_timestamp(self, timestamp: int) -> int:
         """The first offset whose batch commit timestamp is ``>= timestamp`` (LEO if there is none)."""
         with self._lock:

@@ -50,6 +50,9 @@ CREATE_THREADS = 8
 # A produce request at most this large is validated and appended on the event loop itself when its log's lock is
 # free: for a small batch the hand-over to a worker thread and back costs more than the work (100 rows: ~0.1-0.2 ms)
 INLINE_PRODUCE_MAX_BYTES = 32 * 1024
+# A fetch whose read touches at most this many bytes at the end of the active segment (a caught-up consumer's or
+# follower's next batches, just written and in the page cache) reads on the event loop itself, for the same reason
+INLINE_FETCH_MAX_BYTES = 32 * 1024
 
 
 @dataclass(frozen=True)
@@ -795,7 +798,9 @@ class ReplicaManager:
                     self._check_projection(replica, f.projection)  # refused as a read would refuse it
                 elif limit > 0:
                     try:
-                        records = await asyncio.to_thread(self._read_one, replica, f, limit, upper, total == 0)
+                        records = self._read_tail_here(replica, f, limit, upper, total == 0)
+                        if records is None:
+                            records = await asyncio.to_thread(self._read_one, replica, f, limit, upper, total == 0)
                     except FlussError as e:
                         info = await self._tiered_meanwhile(replica, f, follower_id, e)
                         if info is None:
@@ -882,6 +887,22 @@ class ReplicaManager:
                              f"({replica.log_format}) and does not support column projection",
                              ErrorCode.INVALID_COLUMN_PROJECTION)
         return schema
+
+    def _read_tail_here(self, replica: Replica, f: BucketFetch, max_bytes: int, upper: int | None,
+                        min_one: bool) -> Records | None:
+        """``_read_one`` on the event loop when the read touches at most ``INLINE_FETCH_MAX_BYTES`` at the end of
+        the active segment and no worker holds the log (its read, roll or checkpoint); None when the read must go
+        to a worker thread: a larger or older read, or a row-format log re-encoded for an Arrow reader."""
+        if f.as_arrow and replica.log_format != ARROW:
+            return None
+        log = replica.log
+        with log.held_if_free() as held:
+            if not held:
+                return None
+            tail = log.tail_bytes_from(f.offset)
+            if tail is None or tail > INLINE_FETCH_MAX_BYTES:
+                return None
+            return self._read_one(replica, f, max_bytes, upper, min_one)
 
     def _read_one(self, replica: Replica, f: BucketFetch, max_bytes: int, upper: int | None,
                   min_one: bool) -> Records:
