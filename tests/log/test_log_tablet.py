@@ -129,6 +129,25 @@ def test_the_lock_is_held_for_an_inline_append_only_when_no_other_thread_holds_i
     assert read_all(tablet) == [0, 1]
 
 
+def test_tail_bytes_bound_a_read_of_the_active_segment_only(tmp_path):
+    """``tail_bytes_from``: from the offset index's entry at or below the offset to the active segment's end (what
+    a read from there touches at most, so a fetch may read it on the event loop); None outside that segment or
+    once the log is closed."""
+    tablet = LogTablet.open(tmp_path / "t", SMALL)  # 4 KiB segments, an index entry every 512 bytes
+    fill(tablet, 200)
+    active = tablet._segments[-1]  # noqa: SLF001
+    assert tablet.segment_count > 1 and active.base_offset > 0
+    last = tablet.log_end_offset - 1
+    tail = tablet.tail_bytes_from(last)
+    position, _ = active.find_batch(last)
+    assert active.size - position <= tail <= active.size - position + SMALL.index_interval_bytes + 4096
+    assert tablet.tail_bytes_from(active.base_offset) == active.size
+    assert tablet.tail_bytes_from(active.base_offset - 1) is None  # in an older segment
+    assert tablet.tail_bytes_from(tablet.log_end_offset) is None  # nothing to read
+    tablet.close()
+    assert tablet.tail_bytes_from(last) is None
+
+
 def test_leader_append_stores_exactly_the_assigned_batches(tablet):
     """The request is written as new headers plus the bodies as they arrived (``pwritev``): the segment holds
     what ``assign_offsets`` of each batch gives."""

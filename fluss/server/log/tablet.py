@@ -539,8 +539,10 @@ class LogTablet:
         the offset index's entry at or below it to the segment's end (None for an offset outside that segment,
         or a closed log). In memory only: no file is read."""
         with self._lock:
+            if self._closed or not self._segments:
+                return None
             active = self._segments[-1]
-            if self._closed or offset < active.base_offset or offset >= active.next_offset:
+            if offset < active.base_offset or offset >= active.next_offset:
                 return None
             _, position = active.offset_index.lookup(offset)
             return active.size - position
