@@ -24,6 +24,7 @@ from fluss.metadata import Schema, TableBucket, TableDescriptor, TableInfo, Tabl
 from fluss.record.log_batch import build_batch
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.replica.manager import INLINE_FETCH_MAX_BYTES, BucketFetch, ReplicaManager
+from tests.held_log import held_by_another_thread
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
 
@@ -213,27 +214,14 @@ async def test_a_small_read_waits_on_a_worker_while_another_thread_holds_the_log
     seen = _read_threads(manager)
     tb = TableBucket(TABLE_ID, 1)
     log = manager.replicas[tb].log
-    holding, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with log.held_if_free() as held:
-            assert held
-            holding.set()
-            release.wait(10)
-
-    holder = threading.Thread(target=hold)
     try:
         await _produce(manager, 1, [4, 5])
-        holder.start()
-        assert await asyncio.to_thread(holding.wait, 5)
-        fetch = asyncio.ensure_future(manager.fetch(-1, [BucketFetch(tb, 0, 1 << 20, None)], 1, 0, 1 << 20))
-        await asyncio.sleep(0.2)  # the loop is free meanwhile: this sleep ends on time
-        assert not fetch.done()
-        release.set()
+        with held_by_another_thread(log):
+            fetch = asyncio.ensure_future(manager.fetch(-1, [BucketFetch(tb, 0, 1 << 20, None)], 1, 0, 1 << 20))
+            await asyncio.sleep(0.2)  # the loop is free meanwhile: this sleep ends on time
+            assert not fetch.done()
         _, records = await asyncio.wait_for(fetch, WOKEN_S)
         assert _ids(records[tb]) == [4, 5]
         assert [name for _, name in seen] and seen[0][1] != threading.current_thread().name
     finally:
-        release.set()
-        holder.join(5)
         await asyncio.to_thread(manager.close)

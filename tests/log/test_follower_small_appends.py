@@ -17,6 +17,7 @@ from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.log.config import LogConfig
 from fluss.server.log.tablet import LogTablet
 from fluss.server.replica.fetcher import INLINE_APPEND_MAX_BYTES, ReplicaFetcherManager
+from tests.held_log import held_by_another_thread
 
 SCHEMA = pa.schema([("v", pa.int64())])
 CONFIG = LogConfig(segment_bytes=1 << 20, index_interval_bytes=4096)
@@ -62,13 +63,6 @@ def test_small_chunks_append_on_the_loop_larger_or_contended_ones_on_a_worker(tm
                               disk=SimpleNamespace(failure=None, observe=lambda e: e),
                               metrics=SimpleNamespace(replication_bytes_in=SimpleNamespace(count=0)))
     rng = random.Random(5)
-    holding, release = threading.Event(), threading.Event()
-
-    def hold() -> None:
-        with follower.held_if_free() as held:
-            assert held
-            holding.set()
-            release.wait(10)
 
     async def scenario() -> None:
         fetcher = ReplicaFetcherManager(manager, lambda _: None, 100)
@@ -84,20 +78,15 @@ def test_small_chunks_append_on_the_loop_larger_or_contended_ones_on_a_worker(tm
             await fetcher._fetch_once(1, stub)
             assert len(appends) == 2 and appends[1] != loop_thread, "a large chunk was appended on the loop"
             leader.append_as_leader(_client_batch([9]), 1)
-            holder = threading.Thread(target=hold)
-            holder.start()
-            assert await asyncio.to_thread(holding.wait, 5)
-            fetch = asyncio.ensure_future(fetcher._fetch_once(1, stub))
-            await asyncio.sleep(0.2)  # the loop goes on while a worker waits for the log
-            assert not fetch.done()
-            release.set()
+            with held_by_another_thread(follower):
+                fetch = asyncio.ensure_future(fetcher._fetch_once(1, stub))
+                await asyncio.sleep(0.2)  # the loop goes on while a worker waits for the log
+                assert not fetch.done()
             await asyncio.wait_for(fetch, 5)
-            holder.join(5)
             assert len(appends) == 3 and appends[2] != loop_thread, "the loop appended to a log another thread held"
             assert _values(follower) == _values(leader) == [1, 2, 3, *big, 9]
             assert follower.high_watermark == leader.log_end_offset
         finally:
-            release.set()
             await fetcher.close()
 
     try:
