@@ -21,9 +21,10 @@ import pytest
 
 from fluss.errors import ErrorCode
 from fluss.metadata import Schema, TableBucket, TableDescriptor, TableInfo, TablePath
-from fluss.record.log_batch import build_batch
+from fluss.record.log_batch import build_batch, iter_batches
 from fluss.rpc.gen import fluss_api_pb2 as pb
-from fluss.server.replica.manager import INLINE_FETCH_MAX_BYTES, BucketFetch, ReplicaManager
+from fluss.server.log.loop_work import SMALL_LOG_WORK_BYTES
+from fluss.server.replica.manager import BucketFetch, ReplicaManager
 from tests.held_log import held_by_another_thread
 
 pytestmark = pytest.mark.asyncio(loop_scope="function")
@@ -175,8 +176,6 @@ def _read_threads(manager: ReplicaManager) -> list[tuple[int, str]]:
 
 
 def _ids(records) -> list[int]:
-    from fluss.record.log_batch import iter_batches
-
     return [i for b in iter_batches(records) for i in b.to_arrow(SCHEMA).column("id").to_pylist()]
 
 
@@ -190,13 +189,13 @@ async def test_a_small_read_at_the_end_of_the_log_runs_on_the_loop_and_larger_on
         _, records = await manager.fetch(-1, [BucketFetch(tb, 0, 1 << 20, None)], 1, 0, 1 << 20)
         assert _ids(records[tb]) == [1, 2, 3] and seen == [(0, loop_thread)]
         rng = random.Random(3)  # random int64s do not compress: the batch is larger than the inline bytes
-        big = [rng.getrandbits(62) for _ in range(INLINE_FETCH_MAX_BYTES // 8 + 1_000)]
+        big = [rng.getrandbits(62) for _ in range(SMALL_LOG_WORK_BYTES // 8 + 1_000)]
         await _produce(manager, 0, big)
         for offset, expected in ((3, big), (0, [1, 2, 3] + big)):
             seen.clear()
             _, records = await manager.fetch(-1, [BucketFetch(tb, offset, 1 << 20, None)], 1, 0, 1 << 20)
             assert _ids(records[tb]) == expected
-            assert seen and seen[0][1] != loop_thread, f"a read of more than {INLINE_FETCH_MAX_BYTES} bytes ran on the loop"
+            assert seen and seen[0][1] != loop_thread, f"a read of more than {SMALL_LOG_WORK_BYTES} bytes ran on the loop"
         await _produce(manager, 0, [7])  # a small batch after the large one: its read is small again
         seen.clear()
         _, records = await manager.fetch(-1, [BucketFetch(tb, 3 + len(big), 1 << 20, None)], 1, 0, 1 << 20)

@@ -1,4 +1,4 @@
-"""A follower appends a small fetched chunk on its event loop (``fetcher._appended_here``), as a leader appends a
+"""A follower appends a small fetched chunk on its event loop (``fluss.server.log.loop_work``), as a leader appends a
 small produce: a larger chunk, or a log another thread holds (a roll, a checkpoint, a worker's append), goes to a
 worker thread; the follower's log is the leader's either way."""
 
@@ -15,8 +15,9 @@ from fluss.metadata import TableBucket
 from fluss.record.log_batch import build_batch, iter_batches
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.log.config import LogConfig
+from fluss.server.log.loop_work import SMALL_LOG_WORK_BYTES
 from fluss.server.log.tablet import LogTablet
-from fluss.server.replica.fetcher import INLINE_APPEND_MAX_BYTES, ReplicaFetcherManager
+from fluss.server.replica.fetcher import ReplicaFetcherManager
 from tests.held_log import held_by_another_thread
 
 SCHEMA = pa.schema([("v", pa.int64())])
@@ -73,7 +74,7 @@ def test_small_chunks_append_on_the_loop_larger_or_contended_ones_on_a_worker(tm
             leader.append_as_leader(_client_batch([1, 2, 3]), 1)
             await fetcher._fetch_once(1, stub)
             assert appends == [loop_thread]
-            big = [rng.getrandbits(62) for _ in range(INLINE_APPEND_MAX_BYTES // 8 + 500)]  # does not compress
+            big = [rng.getrandbits(62) for _ in range(SMALL_LOG_WORK_BYTES // 8 + 500)]  # does not compress
             leader.append_as_leader(_client_batch(big), 1)
             await fetcher._fetch_once(1, stub)
             assert len(appends) == 2 and appends[1] != loop_thread, "a large chunk was appended on the loop"

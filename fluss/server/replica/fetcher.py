@@ -32,15 +32,12 @@ from fluss.errors import ErrorCode
 from fluss.metadata import TableBucket
 from fluss.rpc.channels import ChannelFactory, ChannelPool
 from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.server.log.loop_work import SMALL_LOG_WORK_BYTES, run_log_work
 
 log = logging.getLogger(__name__)
 
 AUX_RETRY_INITIAL_S = 1.0
 AUX_RETRY_MAX_S = 30.0
-# Fetched records of a bucket at most this large are appended on the event loop itself when no worker holds the
-# log, as a leader appends a small produce (ReplicaManager.INLINE_PRODUCE_MAX_BYTES): for a few KB the hand-over
-# to a worker thread and back costs more than checking their CRCs and writing them
-INLINE_APPEND_MAX_BYTES = 32 * 1024
 
 
 class ReplicaFetcherManager:
@@ -173,8 +170,8 @@ class ReplicaFetcherManager:
                 if b.records:
                     records = b.records
                     try:
-                        if not _appended_here(replica.log, records):
-                            await asyncio.to_thread(replica.log.append_as_follower, records)
+                        await run_log_work(replica.log, len(records) <= SMALL_LOG_WORK_BYTES,
+                                           replica.log.append_as_follower, records)
                     except Exception as e:  # noqa: BLE001 - a full disk is reported; other buckets go on
                         observed = self.manager.disk.observe(e)
                         if observed is e:
@@ -254,13 +251,3 @@ class ReplicaFetcherManager:
             task.cancel()
         await self.channels.close()
 
-
-def _appended_here(log_, records: bytes) -> bool:
-    """Appends fetched ``records`` on this thread when they are small and no other thread holds the log (its
-    roll, checkpoint or a worker's append); False, with nothing done, when the append must go to a worker."""
-    if len(records) > INLINE_APPEND_MAX_BYTES:
-        return False
-    with log_.held_if_free() as held:
-        if held:
-            log_.append_as_follower(records)
-        return held

@@ -16,6 +16,7 @@ import re
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
@@ -29,6 +30,7 @@ from fluss.rpc.errors import error_info
 from fluss.rpc.fetch_wire import Records
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.server.kv.snapshot import SnapshotHandle
+from fluss.server.log.loop_work import SMALL_LOG_WORK_BYTES, run_log_work
 from fluss.server.log.tablet import AppendInfo
 from fluss.server.metrics.tablet import TabletServerMetrics
 from fluss.server.replica.kv_replica import KvReplica
@@ -47,12 +49,6 @@ KV_RECOVERY_RETRY_S = 5.0  # how often a leader retries a failed KV recovery
 #: ~5-15 ms of waiting on the disk, and a new RocksDB ~30 ms (its files and their fsyncs); fsyncs issued together
 #: share the file system's journal commits
 CREATE_THREADS = 8
-# A produce request at most this large is validated and appended on the event loop itself when its log's lock is
-# free: for a small batch the hand-over to a worker thread and back costs more than the work (100 rows: ~0.1-0.2 ms)
-INLINE_PRODUCE_MAX_BYTES = 32 * 1024
-# A fetch whose read touches at most this many bytes at the end of the active segment (a caught-up consumer's or
-# follower's next batches, just written and in the page cache) reads on the event loop itself, for the same reason
-INLINE_FETCH_MAX_BYTES = 32 * 1024
 
 
 @dataclass(frozen=True)
@@ -502,13 +498,8 @@ class ReplicaManager:
             if await self._wait_for_gap(replica, header.writer_id, header.batch_sequence, wait_s):
                 replica.check_leader()  # leadership may have moved while waiting
         try:
-            info = None
-            if len(records) <= INLINE_PRODUCE_MAX_BYTES:
-                with replica.log.held_if_free() as held:
-                    if held:
-                        info = self._validate_and_append(replica, records, int(time.time() * 1000))
-            if info is None:
-                info = await asyncio.to_thread(self._validate_and_append, replica, records, int(time.time() * 1000))
+            info = await run_log_work(replica.log, len(records) <= SMALL_LOG_WORK_BYTES,
+                                      self._validate_and_append, replica, records, int(time.time() * 1000))
         except Exception as e:
             self._raise_observed(e)
         replica.maybe_advance_high_watermark()
@@ -798,9 +789,8 @@ class ReplicaManager:
                     self._check_projection(replica, f.projection)  # refused as a read would refuse it
                 elif limit > 0:
                     try:
-                        records = self._read_tail_here(replica, f, limit, upper, total == 0)
-                        if records is None:
-                            records = await asyncio.to_thread(self._read_one, replica, f, limit, upper, total == 0)
+                        records = await run_log_work(replica.log, partial(self._reads_the_tail, replica, f),
+                                                     self._read_one, replica, f, limit, upper, total == 0)
                     except FlussError as e:
                         info = await self._tiered_meanwhile(replica, f, follower_id, e)
                         if info is None:
@@ -888,21 +878,15 @@ class ReplicaManager:
                              ErrorCode.INVALID_COLUMN_PROJECTION)
         return schema
 
-    def _read_tail_here(self, replica: Replica, f: BucketFetch, max_bytes: int, upper: int | None,
-                        min_one: bool) -> Records | None:
-        """``_read_one`` on the event loop when the read touches at most ``INLINE_FETCH_MAX_BYTES`` at the end of
-        the active segment and no worker holds the log (its read, roll or checkpoint); None when the read must go
-        to a worker thread: a larger or older read, or a row-format log re-encoded for an Arrow reader."""
+    @staticmethod
+    def _reads_the_tail(replica: Replica, f: BucketFetch) -> bool:
+        """Whether the read of ``f`` touches at most ``SMALL_LOG_WORK_BYTES`` at the end of the active segment (a
+        caught-up consumer's or follower's next batches, just written): ``run_log_work`` may do it on the event
+        loop. Not a row-format log re-encoded for an Arrow reader (that decodes and encodes)."""
         if f.as_arrow and replica.log_format != ARROW:
-            return None
-        log = replica.log
-        with log.held_if_free() as held:
-            if not held:
-                return None
-            tail = log.tail_bytes_from(f.offset)
-            if tail is None or tail > INLINE_FETCH_MAX_BYTES:
-                return None
-            return self._read_one(replica, f, max_bytes, upper, min_one)
+            return False
+        tail = replica.log.tail_bytes_from(f.offset)
+        return tail is not None and tail <= SMALL_LOG_WORK_BYTES
 
     def _read_one(self, replica: Replica, f: BucketFetch, max_bytes: int, upper: int | None,
                   min_one: bool) -> Records:
