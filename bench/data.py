@@ -51,10 +51,11 @@ def make_batch(n: int, seed: int = 0, start_seq: int = 0) -> pa.RecordBatch:
 
 
 def with_timestamp(batch: pa.RecordBatch, ts_us: int) -> pa.RecordBatch:
-    """The same rows with column ``ts`` set to ``ts_us`` (the send time, microseconds since the epoch)."""
-    cols = list(batch.columns)
-    cols[0] = pa.array(np.full(batch.num_rows, ts_us, dtype=np.int64))
-    return pa.RecordBatch.from_arrays(cols, schema=batch.schema)
+    """The same rows with column ``ts`` set to ``ts_us`` (the send time, microseconds since the epoch).
+
+    It runs between taking the send time and the write, inside the measured latency: replacing the one column
+    costs ~11 us, rebuilding the batch from all ten ~39 us (more after an idle gap)."""
+    return batch.set_column(0, batch.schema.field(0), pa.array(np.full(batch.num_rows, ts_us, dtype=np.int64)))
 
 
 def arrow_bytes_per_row(batch: pa.RecordBatch) -> float:
