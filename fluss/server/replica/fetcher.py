@@ -250,4 +250,3 @@ class ReplicaFetcherManager:
         for task in self._tasks.values():
             task.cancel()
         await self.channels.close()
-
