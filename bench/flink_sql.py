@@ -8,8 +8,16 @@ directory beside it) through ``FLUSS_CONNECTOR_JAR``, so a rebuild of ``connecto
 the jar from under a running JVM. The copy is on the class path of the child's PyFlink JVM (``HADOOP_CLASSPATH``,
 which PyFlink's launcher adds to it): Flink's ``lib/`` way of installing a connector, the way Flink's own
 ``datagen`` and ``blackhole`` are installed, so ``add_connector_jars`` ships nothing with the jobs and no job loads
-the connector's classes (gRPC, Netty, protobuf, Arrow) into a class loader of its own. Per round (after a warm-up round of the Fluss insert and read with a
-tenth of the rows: class loading, JIT):
+the connector's classes (gRPC, Netty, protobuf, Arrow) into a class loader of its own.
+
+Round 0 is a warm-up of all three jobs with as many rows as a counted round (class loading and the JIT compiling
+the connector's, datagen's and blackhole's hot paths), so both sides are measured at the JVM's steady state, as the
+Kafka peer is. With a warm-up of a tenth of the rows the first counted INSERT ran at 0.42-0.54 of datagen ->
+blackhole against 0.55-0.73 after a full one. Whichever job runs first in a round runs slower (by about 10% in
+runs of either order, 2026-12-03; the JVM's compiler threads are busy through the whole run, which is the likely
+cause, and a 2 s pause before each job did not remove it), so the counted rounds
+are an even number (``heavy_rounds`` rounded up) and the INSERT and datagen -> blackhole take turns going first.
+Per counted round:
 
 - ``flink.insert``: ``INSERT INTO c.bench.t_<r> SELECT * FROM gen``, where ``gen`` is a bounded ``datagen``
   table (``number-of-rows`` = ``flink_rows``) with the benchmark's 10 columns (strings of 3 characters) and
@@ -53,8 +61,15 @@ COLUMNS = ("ts BIGINT, seq BIGINT, i0 INT, i1 INT, f0 FLOAT, f1 FLOAT, h0 SMALLI
 
 # ---------------------------------------------------------------- the child: PyFlink jobs
 
-def warmup_rows(rows: int) -> int:
-    return max(1, rows // 10)
+def counted_rounds(heavy_rounds: int) -> int:
+    """Counted rounds: ``heavy_rounds`` made even, so the INSERT and datagen -> blackhole go first equally often."""
+    return heavy_rounds + heavy_rounds % 2
+
+
+def job_order(r: int, insert: tuple, blackhole: tuple, read: tuple) -> list[tuple]:
+    """The jobs of round ``r``: the first job of a round runs slower (10% in paired runs), so the INSERT goes first
+    in odd rounds and datagen -> blackhole in even ones; the read follows the insert whose table it reads."""
+    return [insert, blackhole, read] if r % 2 else [blackhole, insert, read]
 
 
 def _job(t_env, sql: str, pids: dict[str, int]) -> tuple[float, float, dict[str, float]]:
@@ -81,22 +96,18 @@ def child(bootstrap: str, rows: int, rounds: int, server_pids: dict[str, int], d
     add_connector_jars(t_env)
     t_env.execute_sql(f"CREATE CATALOG c WITH ('type'='fluss', 'bootstrap.servers'='{bootstrap}')").wait()
     t_env.execute_sql(f"CREATE DATABASE IF NOT EXISTS c.{database}").wait()
-    for name, n in (("gen_warm", warmup_rows(rows)), ("gen", rows)):
-        t_env.execute_sql(f"CREATE TEMPORARY TABLE {name} ({COLUMNS}) WITH ('connector'='datagen', "
-                          f"'number-of-rows'='{n}', 'rows-per-second'='{UNTHROTTLED}', 'fields.s0.length'='3', "
-                          "'fields.s1.length'='3')").wait()
+    t_env.execute_sql(f"CREATE TEMPORARY TABLE gen ({COLUMNS}) WITH ('connector'='datagen', "
+                      f"'number-of-rows'='{rows}', 'rows-per-second'='{UNTHROTTLED}', 'fields.s0.length'='3', "
+                      "'fields.s1.length'='3')").wait()
     t_env.execute_sql(f"CREATE TEMPORARY TABLE sink ({COLUMNS}) WITH ('connector'='blackhole')").wait()
     out: dict[str, list] = {"flink.insert": [], "flink.insert.blackhole": [], "flink.read": []}
     for r in range(rounds + 1):
         t_env.execute_sql(f"CREATE TABLE c.{database}.t_{r} ({COLUMNS}) WITH ('bucket.num'='{BUCKETS}', "
                           "'table.replication.factor'='1')").wait()
-        gen = "gen" if r else "gen_warm"
-        jobs = {"flink.insert": f"INSERT INTO c.{database}.t_{r} SELECT * FROM {gen}",
-                "flink.insert.blackhole": f"INSERT INTO sink SELECT * FROM {gen}",
-                "flink.read": f"INSERT INTO sink SELECT * FROM c.{database}.t_{r}"}
-        for key, sql in jobs.items():
-            if r == 0 and key == "flink.insert.blackhole":
-                continue  # the warm-up inserts from the same datagen table; blackhole has nothing to warm
+        insert = ("flink.insert", f"INSERT INTO c.{database}.t_{r} SELECT * FROM gen")
+        blackhole = ("flink.insert.blackhole", "INSERT INTO sink SELECT * FROM gen")
+        read = ("flink.read", f"INSERT INTO sink SELECT * FROM c.{database}.t_{r}")  # reads what the insert wrote
+        for key, sql in job_order(r, insert, blackhole, read):
             net, wall, rss = _job(t_env, sql, {"client": os.getpid(), **server_pids})
             out[key].append({"round": r, "net_s": net, "wall_s": wall, "rss_peak_mb": rss})
     return out
@@ -137,9 +148,8 @@ async def _check_rows(bootstrap: str, rounds: int, rows: int) -> None:
         for r in range(rounds + 1):
             ends = await admin.list_offsets(fluss.TablePath("bench", f"t_{r}"), list(range(BUCKETS)),
                                             fluss.OffsetSpec.latest())
-            expected = rows if r else warmup_rows(rows)
-            if sum(ends.values()) != expected:
-                raise RuntimeError(f"bench.t_{r} holds {sum(ends.values())} rows, the job inserted {expected}")
+            if sum(ends.values()) != rows:
+                raise RuntimeError(f"bench.t_{r} holds {sum(ends.values())} rows, the job inserted {rows}")
     finally:
         await conn.aclose()
 
@@ -167,7 +177,7 @@ def run(profile: Profile) -> list[Measurement]:
     from fluss.flink import connector_lib_jars
     from fluss.server.cluster import LocalCluster
 
-    rows, rounds = profile.flink_rows, profile.heavy_rounds
+    rows, rounds = profile.flink_rows, counted_rounds(profile.heavy_rounds)
     with (tempfile.TemporaryDirectory(prefix="bench-flink-") as work, LocalCluster(tablet_servers=3) as cluster,
           tempfile.TemporaryFile("w+") as log):
         jar = _copy_connector(Path(work))
