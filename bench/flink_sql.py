@@ -12,11 +12,11 @@ the connector's classes (gRPC, Netty, protobuf, Arrow) into a class loader of it
 
 Round 0 is a warm-up of all three jobs with as many rows as a counted round (class loading and the JIT compiling
 the connector's, datagen's and blackhole's hot paths), so both sides are measured at the JVM's steady state, as the
-Kafka peer is. With a warm-up of a tenth of the rows the first counted INSERT ran at 0.42-0.54 of datagen ->
-blackhole against 0.55-0.73 after a full one. Whichever job runs first in a round runs slower (by about 10% in
-runs of either order, 2026-12-03; the JVM's compiler threads are busy through the whole run, which is the likely
-cause, and a 2 s pause before each job did not remove it), so the counted rounds
-are an even number (``heavy_rounds`` rounded up) and the INSERT and datagen -> blackhole take turns going first.
+Kafka peer is. With a warm-up of a tenth of the rows the first counted INSERT ran at 0.39-0.54 of datagen ->
+blackhole against 0.50-0.70 after a full one. Whichever job runs first in a round runs slower (by about 10% in runs
+of either order, 2026-12-03; the JVM's compiler threads are busy through the whole run, which is the likely cause,
+and a 2 s pause before each job did not remove it), so the counted rounds are an even number (``heavy_rounds``
+rounded up) and the INSERT and datagen -> blackhole take turns going first (docs/benchmarks.md, round ten).
 Per counted round:
 
 - ``flink.insert``: ``INSERT INTO c.bench.t_<r> SELECT * FROM gen``, where ``gen`` is a bounded ``datagen``
@@ -67,7 +67,7 @@ def counted_rounds(heavy_rounds: int) -> int:
 
 
 def job_order(r: int, insert: tuple, blackhole: tuple, read: tuple) -> list[tuple]:
-    """The jobs of round ``r``: the first job of a round runs slower (10% in paired runs), so the INSERT goes first
+    """The jobs of round ``r``: the first job of a round runs slower (~10%), so the INSERT goes first
     in odd rounds and datagen -> blackhole in even ones; the read follows the insert whose table it reads."""
     return [insert, blackhole, read] if r % 2 else [blackhole, insert, read]
 
