@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 import grpc
 import yaml
@@ -48,6 +49,12 @@ from fluss.server.parent_watch import ENV_VAR
 from fluss.server.zk.local_server import LocalZooKeeper, free_port
 
 DEFAULT_PORT = 9123
+_START_ATTEMPTS = 3
+_PORT_TAKEN_MARK = "Cannot bind listener"  # what a server logs when its listener's port is taken (fluss.rpc.server)
+
+
+class ListenerPortTaken(RuntimeError):
+    """A server of a starting cluster exited because a port chosen for it was bound by another program."""
 
 
 @dataclass
@@ -121,27 +128,43 @@ class LocalCluster:
                                         owner_pid=os.getpid() if self.stop_with_owner else None)
         self.zookeeper.start()
         try:
-            for i in range(self.coordinators):
-                port = (self.port or DEFAULT_PORT) + i if self.port is not None else free_port()
-                self._coordinators.append(self._coordinator_proc(i, port))
-                self._spawn(self._coordinators[-1], "coordinator")
-            for sid in range(self.tablet_servers):
-                self._tablets[sid] = self._tablet_proc(sid, free_port())
-                self._spawn(self._tablets[sid], "tablet-server")
-            self._save_state()
-            self.wait_until_ready(timeout_s)
+            for attempt in range(1, _START_ATTEMPTS + 1):
+                self._spawn_servers()
+                try:
+                    self.wait_until_ready(timeout_s)
+                    break
+                except ListenerPortTaken:
+                    # Another program bound a chosen port before the server did: start again on fresh ports.
+                    if self.port is not None or attempt == _START_ATTEMPTS:
+                        raise
+                    self._stop_servers()
         except BaseException:
             self.stop()
             raise
         return self
 
-    def stop(self) -> None:
-        """Stops tablet servers first (their controlled shutdown needs the coordinator), then coordinators."""
+    def _spawn_servers(self) -> None:
+        """Writes the configuration of every server (on free ports, or ``port`` onward) and starts them."""
+        self._coordinators, self._tablets = [], {}
+        for i in range(self.coordinators):
+            port = (self.port or DEFAULT_PORT) + i if self.port is not None else free_port()
+            self._coordinators.append(self._coordinator_proc(i, port))
+            self._spawn(self._coordinators[-1], "coordinator")
+        for sid in range(self.tablet_servers):
+            self._tablets[sid] = self._tablet_proc(sid, free_port())
+            self._spawn(self._tablets[sid], "tablet-server")
+        self._save_state()
+
+    def _stop_servers(self) -> None:
         for group in (list(self._tablets.values()), self._coordinators):
             for p in group:
                 _terminate(p)
             for p in group:
                 _wait_gone(p, 20)
+
+    def stop(self) -> None:
+        """Stops tablet servers first (their controlled shutdown needs the coordinator), then coordinators."""
+        self._stop_servers()
         if self.zookeeper:
             self.zookeeper.stop()
             self.zookeeper = None
@@ -295,16 +318,19 @@ class LocalCluster:
         while time.monotonic() < deadline:
             for sid, _ in expected:
                 if not self._tablets[sid].alive():
-                    raise RuntimeError(f"tablet server {sid} exited during start-up: "
-                                       f"{_log_tail(self._log_path(self._tablets[sid]))}")
+                    self._raise_exited(self._tablets[sid])
             if not any(c.alive() for c in self._coordinators):
-                dead = self._coordinators[0]
-                raise RuntimeError(f"{dead.name} exited during start-up: {_log_tail(self._log_path(dead))}")
+                self._raise_exited(self._coordinators[0])
             nodes = self.server_nodes()
             if nodes is not None and expected <= {(n.id, n.port) for n in nodes if n.server_type == "TabletServer"}:
                 return
             time.sleep(0.1)
         raise TimeoutError(f"cluster in {self.dir} not ready after {timeout_s}s; logs in {self.dir / 'logs'}")
+
+    def _raise_exited(self, p: _Proc) -> NoReturn:
+        tail = _log_tail(self._log_path(p))
+        error = ListenerPortTaken if _PORT_TAKEN_MARK in tail else RuntimeError
+        raise error(f"{p.name} exited during start-up: {tail}")
 
     def log_dir(self) -> Path:
         return self.dir / "logs"

@@ -7,9 +7,11 @@ answers ``ruok``/a session can be opened.
 from __future__ import annotations
 
 import os
+import random
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -29,10 +31,49 @@ def zookeeper_classpath() -> str:
     return ":".join(map(str, jars))
 
 
-def free_port(host: str = "127.0.0.1") -> int:
+_LOWEST_PORT = 10000
+_handed_out: set[int] = set()
+_handed_out_lock = threading.Lock()
+
+
+def _ephemeral_port_range() -> tuple[int, int]:
+    """The ports the kernel gives outgoing connections (and ``bind(0)``)."""
+    try:
+        low, high = map(int, Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
+def _can_listen(host: str, port: int) -> bool:
     with socket.socket() as s:
-        s.bind((host, 0))
-        return s.getsockname()[1]
+        try:
+            s.bind((host, port))
+            return True
+        except OSError:
+            return False
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A port nothing is bound to, for a server this process is about to start.
+
+    Chosen outside the kernel's ephemeral range, so that no outgoing connection (of any process) can take it as
+    its source port between now and the server's bind, and never the same port twice in this process. Where the
+    ephemeral range leaves too little room, falls back to a port the kernel picks."""
+    low, high = _ephemeral_port_range()
+    spans = [(a, b) for a, b in ((_LOWEST_PORT, low - 1), (high + 1, 65535)) if b - a >= 1000]
+    with _handed_out_lock:
+        for _ in range(200 if spans else 0):
+            a, b = random.choice(spans)
+            port = random.randint(a, b)
+            if port not in _handed_out and _can_listen(host, port):
+                _handed_out.add(port)
+                return port
+        with socket.socket() as s:
+            s.bind((host, 0))
+            port = s.getsockname()[1]
+        _handed_out.add(port)
+        return port
 
 
 class LocalZooKeeper:
