@@ -9,7 +9,8 @@ import pytest
 
 from fluss.server import cluster as cluster_module
 from fluss.server.cluster import LocalCluster
-from fluss.server.zk.local_server import _ephemeral_port_range, free_port
+from fluss.server.zk import local_server
+from fluss.server.zk.local_server import LocalZooKeeper, _ephemeral_port_range, free_port
 
 
 def test_free_ports_are_outside_the_ephemeral_range_distinct_and_bindable():
@@ -47,3 +48,21 @@ def test_a_fixed_port_that_is_taken_is_refused_without_retrying(tmp_path):
         squatter.listen()
         with pytest.raises(RuntimeError, match=f"port {squatter.getsockname()[1]} .* already in use"):
             LocalCluster(tablet_servers=1, directory=tmp_path, port=squatter.getsockname()[1]).start()
+
+
+def test_a_zookeeper_whose_port_is_taken_starts_again_on_a_fresh_port(tmp_path, monkeypatch: pytest.MonkeyPatch):
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", free_port()))
+        squatter.listen()
+        taken = squatter.getsockname()[1]
+        real_free_port = local_server.free_port
+        handed = iter([taken])
+        monkeypatch.setattr(local_server, "free_port", lambda host="127.0.0.1": next(handed, None) or real_free_port(host))
+        zookeeper = LocalZooKeeper(tmp_path / "zk")
+        assert zookeeper.port == taken
+        try:
+            zookeeper.start()
+            assert zookeeper.port != taken and zookeeper.is_ok()
+            assert "Address already in use" in (tmp_path / "zk" / "zookeeper.log").read_text(errors="replace")
+        finally:
+            zookeeper.stop()

@@ -81,6 +81,7 @@ class LocalZooKeeper:
                  owner_pid: int | None = None):
         self.directory = Path(directory)
         self.host = host
+        self._port_chosen_here = not port
         self.port = port or free_port(host)
         self.tick_time_ms = tick_time_ms
         self.process: subprocess.Popen | None = None
@@ -110,7 +111,28 @@ class LocalZooKeeper:
         return cfg
 
     def start(self, timeout_s: float = 30.0) -> None:
+        """Starts the server and returns once it answers; on a port it chose itself and lost to another program
+        before the server bound it, starts again on a fresh port (up to three times)."""
+        for attempt in range(1, 4):
+            try:
+                self._start_once(timeout_s)
+                return
+            except RuntimeError:
+                if not (self._port_chosen_here and attempt < 3 and self._lost_its_port()):
+                    raise
+                self.stop()
+                self.port = free_port(self.host)
+
+    def _lost_its_port(self) -> bool:
+        """Whether the last attempt's log says its port was taken."""
+        with open(self.directory / "zookeeper.log", "rb") as log:
+            log.seek(self._attempt_log_offset)
+            return b"Address already in use" in log.read()
+
+    def _start_once(self, timeout_s: float) -> None:
         cfg = self.write_config()
+        log_path = self.directory / "zookeeper.log"
+        self._attempt_log_offset = log_path.stat().st_size if log_path.exists() else 0
         log = open(self.directory / "zookeeper.log", "ab")  # noqa: SIM115 - owned by the child process
         command = ["java", "-Xmx256m", "-cp", zookeeper_classpath(), "-Dzookeeper.log.dir=" + str(self.directory),
                    "org.apache.zookeeper.server.ZooKeeperServerMain", str(cfg)]
