@@ -3,6 +3,8 @@ another program before its server binds it starts again on fresh ports."""
 
 from __future__ import annotations
 
+import json
+import os
 import socket
 
 import pytest
@@ -66,3 +68,16 @@ def test_a_zookeeper_whose_port_is_taken_starts_again_on_a_fresh_port(tmp_path, 
             assert "Address already in use" in (tmp_path / "zk" / "zookeeper.log").read_text(errors="replace")
         finally:
             zookeeper.stop()
+
+
+def test_a_forked_child_does_not_pick_the_ports_its_parent_picks_next():
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.write(write_end, json.dumps([free_port() for _ in range(5)]).encode())
+        os._exit(0)
+    os.waitpid(pid, 0)
+    os.close(write_end)
+    child_ports = json.loads(os.read(read_end, 4096))
+    os.close(read_end)
+    assert child_ports != [free_port() for _ in range(5)]

@@ -34,6 +34,8 @@ def zookeeper_classpath() -> str:
 _LOWEST_PORT = 10000
 _handed_out: set[int] = set()
 _handed_out_lock = threading.Lock()
+_port_random = random.Random()  # its own, so a test seeding `random` neither fixes nor shifts the ports
+os.register_at_fork(after_in_child=_port_random.seed)  # a forked child must not pick its parent's next ports
 
 
 def _ephemeral_port_range() -> tuple[int, int]:
@@ -64,8 +66,8 @@ def free_port(host: str = "127.0.0.1") -> int:
     spans = [(a, b) for a, b in ((_LOWEST_PORT, low - 1), (high + 1, 65535)) if b - a >= 1000]
     with _handed_out_lock:
         for _ in range(200 if spans else 0):
-            a, b = random.choice(spans)
-            port = random.randint(a, b)
+            a, b = _port_random.choice(spans)
+            port = _port_random.randint(a, b)
             if port not in _handed_out and _can_listen(host, port):
                 _handed_out.add(port)
                 return port
