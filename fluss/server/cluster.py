@@ -50,7 +50,8 @@ from fluss.server.zk.local_server import LocalZooKeeper, free_port
 
 DEFAULT_PORT = 9123
 _START_ATTEMPTS = 3
-_PORT_TAKEN_MARK = "Cannot bind listener"  # what a server logs when its listener's port is taken (fluss.rpc.server)
+# what a server logs when a port chosen for it is taken: a listener's (fluss.rpc.server), its metrics' (fluss.metrics)
+_PORT_TAKEN_MARKS = ("Cannot bind listener", "Cannot serve Prometheus metrics: no free port")
 
 
 class ListenerPortTaken(RuntimeError):
@@ -329,7 +330,7 @@ class LocalCluster:
 
     def _raise_exited(self, p: _Proc) -> NoReturn:
         tail = _log_tail(self._log_path(p))
-        error = ListenerPortTaken if _PORT_TAKEN_MARK in tail else RuntimeError
+        error = ListenerPortTaken if any(mark in tail for mark in _PORT_TAKEN_MARKS) else RuntimeError
         raise error(f"{p.name} exited during start-up: {tail}")
 
     def log_dir(self) -> Path:

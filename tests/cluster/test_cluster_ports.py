@@ -44,6 +44,22 @@ def test_a_cluster_whose_coordinator_port_is_taken_starts_again_on_fresh_ports(m
         squatter.close()
 
 
+def test_a_cluster_whose_metrics_port_is_taken_starts_again_on_fresh_ports(monkeypatch: pytest.MonkeyPatch):
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", free_port()))
+        squatter.listen()
+        taken = squatter.getsockname()[1]
+        calls = iter(range(10**6))
+        # the second port asked for is the coordinator's metrics port (its listener's comes first)
+        monkeypatch.setattr(cluster_module, "free_port", lambda: taken if next(calls) == 1 else free_port())
+        with LocalCluster(tablet_servers=1, metrics=True) as cluster:
+            endpoint = cluster.metrics_endpoints()["coordinator-0"]
+            assert endpoint != f"127.0.0.1:{taken}"
+            assert cluster.server_nodes() is not None
+            first_attempt = (cluster.logs_dir / "coordinator-0.log").read_text(errors="replace")
+            assert f"Cannot serve Prometheus metrics: no free port in {taken}" in first_attempt
+
+
 def test_a_fixed_port_that_is_taken_is_refused_without_retrying(tmp_path):
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", free_port()))
