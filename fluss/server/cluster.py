@@ -46,10 +46,9 @@ from fluss.rpc.channels import ChannelFactory
 from fluss.rpc.gen import fluss_api_pb2 as pb
 from fluss.rpc.gen import fluss_api_pb2_grpc as rpc
 from fluss.server.parent_watch import ENV_VAR
-from fluss.server.zk.local_server import LocalZooKeeper, free_port
+from fluss.server.zk.local_server import PORT_ATTEMPTS, LocalZooKeeper, can_listen, free_port
 
 DEFAULT_PORT = 9123
-_START_ATTEMPTS = 3
 # what a server logs when a port chosen for it is taken: a listener's (fluss.rpc.server), its metrics' (fluss.metrics)
 _PORT_TAKEN_MARKS = ("Cannot bind listener", "Cannot serve Prometheus metrics: no free port")
 
@@ -129,14 +128,14 @@ class LocalCluster:
                                         owner_pid=os.getpid() if self.stop_with_owner else None)
         self.zookeeper.start()
         try:
-            for attempt in range(1, _START_ATTEMPTS + 1):
+            for attempt in range(1, PORT_ATTEMPTS + 1):
                 self._spawn_servers()
                 try:
                     self.wait_until_ready(timeout_s)
                     break
                 except ListenerPortTaken:
                     # Another program bound a chosen port before the server did: start again on fresh ports.
-                    if self.port is not None or attempt == _START_ATTEMPTS:
+                    if self.port is not None or attempt == PORT_ATTEMPTS:
                         raise
                     self._stop_servers()
         except BaseException:
@@ -470,14 +469,9 @@ class LocalCluster:
 
 def _require_free_port(port: int) -> None:
     """Raises when something already listens on 127.0.0.1:``port`` (another cluster, most likely)."""
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError as e:
-            raise RuntimeError(f"port {port} on 127.0.0.1 is already in use ({e.strerror}): another Fluss cluster "
-                               f"or program listens there; stop it, or choose another port") from None
+    if not can_listen("127.0.0.1", port):
+        raise RuntimeError(f"port {port} on 127.0.0.1 is already in use: another Fluss cluster or program "
+                           f"listens there; stop it, or choose another port")
 
 
 def _log_tail(path: Path, lines: int = 3) -> str:

@@ -32,6 +32,7 @@ def zookeeper_classpath() -> str:
 
 
 _LOWEST_PORT = 10000
+PORT_ATTEMPTS = 3  # starts of a server on a port it chose, when another program took the port first
 _handed_out: set[int] = set()
 _handed_out_lock = threading.Lock()
 _port_random = random.Random()  # its own, so a test seeding `random` neither fixes nor shifts the ports
@@ -47,7 +48,8 @@ def _ephemeral_port_range() -> tuple[int, int]:
         return 32768, 60999
 
 
-def _can_listen(host: str, port: int) -> bool:
+def can_listen(host: str, port: int) -> bool:
+    """Whether nothing is bound to ``host:port`` (a bind on it succeeds)."""
     with socket.socket() as s:
         try:
             s.bind((host, port))
@@ -68,7 +70,7 @@ def free_port(host: str = "127.0.0.1") -> int:
         for _ in range(200 if spans else 0):
             a, b = _port_random.choice(spans)
             port = _port_random.randint(a, b)
-            if port not in _handed_out and _can_listen(host, port):
+            if port not in _handed_out and can_listen(host, port):
                 _handed_out.add(port)
                 return port
         with socket.socket() as s:
@@ -88,6 +90,10 @@ class LocalZooKeeper:
         self.tick_time_ms = tick_time_ms
         self.process: subprocess.Popen | None = None
         self.owner_pid = owner_pid  # if set, the JVM runs under a supervisor that stops it when this pid dies
+
+    @property
+    def _log_path(self) -> Path:
+        return self.directory / "zookeeper.log"
 
     @property
     def address(self) -> str:
@@ -114,28 +120,27 @@ class LocalZooKeeper:
 
     def start(self, timeout_s: float = 30.0) -> None:
         """Starts the server and returns once it answers; on a port it chose itself and lost to another program
-        before the server bound it, starts again on a fresh port (up to three times)."""
-        for attempt in range(1, 4):
+        before the server bound it, starts again on a fresh port (up to ``PORT_ATTEMPTS`` times)."""
+        for attempt in range(1, PORT_ATTEMPTS + 1):
             try:
                 self._start_once(timeout_s)
                 return
             except RuntimeError:
-                if not (self._port_chosen_here and attempt < 3 and self._lost_its_port()):
+                if not (self._port_chosen_here and attempt < PORT_ATTEMPTS and self._lost_its_port()):
                     raise
                 self.stop()
                 self.port = free_port(self.host)
 
     def _lost_its_port(self) -> bool:
         """Whether the last attempt's log says its port was taken."""
-        with open(self.directory / "zookeeper.log", "rb") as log:
+        with open(self._log_path, "rb") as log:
             log.seek(self._attempt_log_offset)
             return b"Address already in use" in log.read()
 
     def _start_once(self, timeout_s: float) -> None:
         cfg = self.write_config()
-        log_path = self.directory / "zookeeper.log"
-        self._attempt_log_offset = log_path.stat().st_size if log_path.exists() else 0
-        log = open(self.directory / "zookeeper.log", "ab")  # noqa: SIM115 - owned by the child process
+        self._attempt_log_offset = self._log_path.stat().st_size if self._log_path.exists() else 0
+        log = open(self._log_path, "ab")  # noqa: SIM115 - owned by the child process
         command = ["java", "-Xmx256m", "-cp", zookeeper_classpath(), "-Dzookeeper.log.dir=" + str(self.directory),
                    "org.apache.zookeeper.server.ZooKeeperServerMain", str(cfg)]
         if self.owner_pid is not None:
@@ -149,7 +154,7 @@ class LocalZooKeeper:
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"ZooKeeper exited with {self.process.returncode}; see {self.directory}/zookeeper.log")
+                raise RuntimeError(f"ZooKeeper exited with {self.process.returncode}; see {self._log_path}")
             if self.is_ok():
                 return
             time.sleep(0.05)
