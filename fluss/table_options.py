@@ -221,6 +221,8 @@ CONNECTOR_OPTIONS = OptionRegistry("connector option", [
                values=("AUTO", "NONE", "BUCKET", "PARTITION_DYNAMIC")),
     _connector("sink.buffer-flush.max-rows", _I, "16384", "Rows per Arrow batch per bucket before the sink sends "
                "it."),
+    _connector("client.writer.compression.min-batch-size", _MEM, "16kb", "A batch whose Arrow buffers hold fewer "
+               "bytes is sent uncompressed, whatever the table's codec (0: every batch compressed)."),
     _connector("client.writer.buffer.memory-size", _MEM, "64mb", "Memory for rows waiting to be sent.", False),
     _connector("client.writer.buffer.page-size", _MEM, "128kb", "Page size of the writer buffer.", False),
     _connector("client.writer.buffer.per-request-memory-size", _MEM, "16mb", "Memory allocated per request.", False),

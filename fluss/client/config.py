@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from fluss.config_values import parse_bool, parse_duration_ms, parse_int, parse_memory_size
+from fluss.record.log_batch import COMPRESSION_MIN_BATCH_BYTES
 
 BOOTSTRAP_SERVERS = "bootstrap.servers"
 WRITER_ACKS = "writer.acks"
@@ -17,6 +18,8 @@ WRITER_BUFFER_WAIT_TIMEOUT = "writer.buffer.wait-timeout"
 WRITER_BUCKET_NO_KEY_ASSIGNER = "writer.bucket.no-key-assigner"
 WRITER_DYNAMIC_CREATE_PARTITION = "writer.dynamic-create-partition.enabled"
 WRITER_MAX_INFLIGHT_PER_BUCKET = "writer.max-inflight-requests-per-bucket"
+# this client's own: a batch whose Arrow buffers hold fewer bytes is sent uncompressed (0: every batch compressed)
+WRITER_COMPRESSION_MIN_BATCH_SIZE = "writer.compression.min-batch-size"
 SCANNER_MAX_POLL_RECORDS = "scanner.log.max-poll-records"
 SCANNER_FETCH_MAX_BYTES = "scanner.log.fetch.max-bytes"
 SCANNER_FETCH_MAX_BYTES_FOR_BUCKET = "scanner.log.fetch.max-bytes-for-bucket"
@@ -59,6 +62,7 @@ DEFAULTS = {
     WRITER_BUCKET_NO_KEY_ASSIGNER: "STICKY",
     WRITER_DYNAMIC_CREATE_PARTITION: "true",
     WRITER_MAX_INFLIGHT_PER_BUCKET: "5",
+    WRITER_COMPRESSION_MIN_BATCH_SIZE: f"{COMPRESSION_MIN_BATCH_BYTES // 1024}kb",
     SCANNER_MAX_POLL_RECORDS: "500",
     SCANNER_FETCH_MAX_BYTES: "16mb",
     SCANNER_FETCH_MAX_BYTES_FOR_BUCKET: "1mb",
@@ -138,6 +142,7 @@ class Config:
     writer_bucket_no_key_assigner = _prop(WRITER_BUCKET_NO_KEY_ASSIGNER, "str")
     writer_max_inflight_requests_per_bucket = _prop(WRITER_MAX_INFLIGHT_PER_BUCKET, "int")
     writer_dynamic_create_partition_enabled = _prop(WRITER_DYNAMIC_CREATE_PARTITION, "bool")
+    writer_compression_min_batch_size = _prop(WRITER_COMPRESSION_MIN_BATCH_SIZE, "bytes")
     scanner_log_max_poll_records = _prop(SCANNER_MAX_POLL_RECORDS, "int")
     scanner_log_fetch_max_bytes = _prop(SCANNER_FETCH_MAX_BYTES, "bytes")
     scanner_log_fetch_max_bytes_for_bucket = _prop(SCANNER_FETCH_MAX_BYTES_FOR_BUCKET, "bytes")

@@ -259,7 +259,8 @@ class UpsertWriter(_TableWriter):
         change_types = piece.column(n).to_numpy(zero_copy_only=False).astype(np.uint8)
         data = pa.RecordBatch.from_arrays(piece.columns[:n], schema=self._arrow_schema)
         return build_batch(data, schema_id=self._table.schema_id, compression=self._compression,
-                           zstd_level=self._zstd_level, change_types=change_types)
+                           zstd_level=self._zstd_level, change_types=change_types,
+                           min_compressed_bytes=self._min_compressed_bytes)
 
 
 def _change_types(change_type: int):

@@ -608,6 +608,7 @@ class _TableWriter:
         props = table.get_properties()
         self._compression = parse_compression(LOG_ARROW_COMPRESSION_TYPE.value_of(props))
         self._zstd_level = LOG_ARROW_COMPRESSION_ZSTD_LEVEL.value_of(props)
+        self._min_compressed_bytes = self._config.writer_compression_min_batch_size
         self._log_format = log_format_of(props)
         self._batch_size = self._config.writer_batch_size
         self._bucket_key_idx = [self._schema.index_of(k) for k in table.get_bucket_keys()]
@@ -747,7 +748,8 @@ class _TableWriter:
 
     def _encode_piece(self, piece: pa.RecordBatch) -> bytes:
         return build_batch(piece, schema_id=self._table.schema_id, compression=self._compression,
-                           zstd_level=self._zstd_level, log_format=self._log_format)
+                           zstd_level=self._zstd_level, log_format=self._log_format,
+                           min_compressed_bytes=self._min_compressed_bytes)
 
     def _release_chunk(self, chunk: _Chunk) -> None:
         self._io.loop.call_soon_threadsafe(chunk.batch_done, None)

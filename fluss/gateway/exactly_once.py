@@ -59,7 +59,7 @@ from fluss.gateway.write_plan import WritePlan
 from fluss.key.bucketing import bucket_ids
 from fluss.key.partition import name_to_spec, partition_name_array
 from fluss.metadata import TableBucket
-from fluss.record.log_batch import build_batch, parse_compression
+from fluss.record.log_batch import COMPRESSION_MIN_BATCH_BYTES, build_batch, parse_compression
 from fluss.rpc.errors import to_error
 from fluss.rpc.gen import fluss_api_pb2 as pb
 
@@ -243,7 +243,7 @@ def encode_batches(info: fluss.TableInfo, plan: WritePlan, writer_id: int, key: 
         out[(part_names[g // stride], g % stride)] = build_batch(
             piece, schema_id=info.schema_id, compression=compression, zstd_level=zstd_level,
             change_types=None if change_types is None else change_types[rows], writer_id=writer_id,
-            batch_sequence=0)
+            batch_sequence=0, min_compressed_bytes=COMPRESSION_MIN_BATCH_BYTES)
     return out
 
 

@@ -386,6 +386,11 @@ def valid_bytes(buf: Buffer) -> int:
 # each hand-over releases the GIL, which a busy client waits for.
 THREADED_COMPRESSION_MIN_BYTES = 256 * 1024
 THREADED_DECOMPRESSION_MIN_BYTES = 64 * 1024
+# Writers send a batch whose buffers hold fewer bytes than this uncompressed, whatever the table's codec
+# (``build_batch(min_compressed_bytes=...)``, the client's ``writer.compression.min-batch-size``): compressing costs
+# a fixed ~250 us of CPU per batch (a codec context per buffer) for a few KB saved (docs/log-format.md, "Small
+# batches").
+COMPRESSION_MIN_BATCH_BYTES = 16 * 1024
 _SINGLE_THREADED_READ = pa.ipc.IpcReadOptions(use_threads=False)
 
 
@@ -499,13 +504,19 @@ def build_batch(
     leader_epoch: int = 0,
     commit_timestamp: int = 0,
     log_format: str = "ARROW",
+    min_compressed_bytes: int = 0,
 ) -> bytes:
     """Encode ``batch`` as one log batch in ``log_format`` (ARROW, INDEXED or COMPACTED; the row formats ignore
-    ``compression``). ``change_types=None`` makes an append-only (+A) batch."""
+    ``compression``). ``change_types=None`` makes an append-only (+A) batch. A batch whose buffers hold fewer
+    than ``min_compressed_bytes`` (a slice counts the whole buffers it shares) is written uncompressed
+    (``COMPRESSION_MIN_BATCH_BYTES``); 0 compresses every batch as ``compression`` says."""
     fmt = str(log_format).upper()
     if fmt not in BODY_FORMATS:
         raise FlussError(f"Unknown log format {log_format!r} (expected ARROW, INDEXED or COMPACTED)",
                          ErrorCode.INVALID_CONFIG_EXCEPTION)
+    if min_compressed_bytes and compression != COMPRESSION_NONE \
+            and batch.get_total_buffer_size() < min_compressed_bytes:  # 1-2 us; ``nbytes`` would take ~50
+        compression = COMPRESSION_NONE
     if fmt == "ARROW":
         ipc = _serialize_ipc(batch, compression, zstd_level)
         attributes = compression

@@ -132,6 +132,35 @@ async def test_insert_in_batch_mode_is_read_back_by_the_python_client(batch_env,
     assert _rows(batch_env.execute_sql(f"SELECT COUNT(*), SUM(id) FROM {t}")) == [(5003, 6 + sum(range(100, 5100)))]
 
 
+async def test_the_sink_sends_small_batches_uncompressed(batch_env, cluster, conn, flink_db):
+    """``client.writer.compression.min-batch-size`` [16kb]: a few rows go uncompressed, 5,000 rows and any
+    batch with the option at 0 with the table's codec (ZSTD); the rows read back either way."""
+    from fluss.record.log_batch import COMPRESSION_NONE, COMPRESSION_ZSTD
+    from tests.stored_batches import stored_codecs
+
+    t = f"{CATALOG}.{flink_db}.codecs"
+    batch_env.execute_sql(f"CREATE TABLE {t} (id BIGINT, name STRING) WITH ('bucket.num' = '1')").wait()
+    batch_env.execute_sql(f"INSERT INTO {t} VALUES (1, 'a'), (2, 'b')").wait()
+    batch_env.execute_sql(
+        f"INSERT INTO {t} /*+ OPTIONS('client.writer.compression.min-batch-size'='0') */ VALUES (3, 'c')").wait()
+    batch_env.execute_sql("""
+        CREATE TEMPORARY TABLE gen_codecs (id BIGINT, name STRING) WITH (
+            'connector' = 'datagen', 'number-of-rows' = '5000', 'fields.id.kind' = 'sequence',
+            'fields.id.start' = '4', 'fields.id.end' = '5003', 'fields.name.length' = '8')
+    """).wait()
+    batch_env.execute_sql(f"INSERT INTO {t} SELECT id, name FROM gen_codecs").wait()
+    # the codecs of each INSERT's batches (the 2 sink tasks may each send a part of an INSERT's rows)
+    codecs_by_insert: list[set[int]] = [set(), set(), set()]
+    written = 0
+    for rows, codec in stored_codecs(cluster.bootstrap_servers, flink_db, "codecs"):
+        codecs_by_insert[0 if written < 2 else 1 if written < 3 else 2].add(codec)
+        written += rows
+    assert written == 5003
+    assert codecs_by_insert == [{COMPRESSION_NONE}, {COMPRESSION_ZSTD}, {COMPRESSION_ZSTD}]
+    ids = (await _read_all(conn, fluss.TablePath(flink_db, "codecs"))).column("id").to_pylist()
+    assert sorted(ids) == list(range(1, 5004))
+
+
 async def test_python_written_table_is_read_by_flink_in_batch_mode_with_projection(batch_env, conn, admin, flink_db):
     path = fluss.TablePath(flink_db, "metrics")
     schema = pa.schema([("host", pa.string()), ("cpu", pa.float64()), ("ts", pa.timestamp("ms")),

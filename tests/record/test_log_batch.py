@@ -123,6 +123,29 @@ def test_large_batch_round_trips_and_compression_shrinks_repetitive_data(compres
         assert len(data) < plain / 2
 
 
+@pytest.mark.parametrize("compression", [COMPRESSION_ZSTD, COMPRESSION_LZ4_FRAME])
+def test_a_batch_under_min_compressed_bytes_is_written_uncompressed(compression):
+    from fluss.record.ipc_projection import read_message
+
+    def codec_of(data: bytes) -> int | None:
+        return read_message(LogBatch(data).ipc_message()).codec
+
+    small = pa.record_batch({"id": pa.array(np.arange(100, dtype=np.int64))})  # 800 bytes of values
+    large = pa.record_batch({"id": pa.array(np.arange(3000, dtype=np.int64))})  # 24,000
+    for rb, expected in ((small, COMPRESSION_NONE), (large, compression)):
+        data = build_batch(rb, schema_id=1, compression=compression, min_compressed_bytes=16 * 1024)
+        assert LogBatch(data).compression == expected  # the header says what the Arrow body is
+        assert (codec_of(data) is None) == (expected == COMPRESSION_NONE)
+        assert LogBatch(data).to_arrow(rb.schema).equals(rb)
+    # 0 (the default) compresses every batch as asked
+    assert LogBatch(build_batch(small, schema_id=1, compression=compression)).compression == compression
+    # a slice is measured by the buffers it shares (their total size is an upper bound, cheap to get)
+    piece = large.slice(100, 50)
+    data = build_batch(piece, schema_id=1, compression=compression, min_compressed_bytes=16 * 1024)
+    assert LogBatch(data).compression == compression
+    assert LogBatch(data).to_arrow(piece.schema).equals(piece)
+
+
 def test_header_layout_is_the_documented_little_endian_layout():
     rb = pa.record_batch({"a": pa.array([1, 2, 3], pa.int32())})
     data = build_batch(rb, schema_id=0x0A0B0C0D, compression=COMPRESSION_ZSTD, writer_id=0x1122334455667788,

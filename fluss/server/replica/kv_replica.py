@@ -33,7 +33,7 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.nested_values import check_stored_nested
 from fluss.record.change_type import ChangeType
 from fluss.record.indexed_rows import decode_evolved
-from fluss.record.log_batch import build_batch, build_row_batch, iter_batches
+from fluss.record.log_batch import COMPRESSION_MIN_BATCH_BYTES, build_batch, build_row_batch, iter_batches
 from fluss.server.kv.snapshot import (
     SnapshotHandle,
     create_snapshot,
@@ -173,7 +173,7 @@ class KvReplica:
             data = build_batch(changelog.batch, schema_id=schema_id, compression=replica.compression,
                                zstd_level=replica.zstd_level, change_types=changelog.change_types,
                                writer_id=batch.writer_id, batch_sequence=batch.batch_sequence,
-                               log_format=replica.log_format)
+                               log_format=replica.log_format, min_compressed_bytes=COMPRESSION_MIN_BATCH_BYTES)
             try:
                 info = log_.append_as_leader(data, replica.leader_epoch, commit_timestamp, allow_sequence_gap=True)
             except BaseException:

@@ -3,6 +3,7 @@ package org.fluss.py.flink;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
 import org.apache.flink.configuration.MemorySize;
+import org.fluss.py.flink.sink.SinkSettings;
 
 import java.time.Duration;
 
@@ -88,6 +89,10 @@ public final class FlussOptions {
             ConfigOptions.key("client.writer.bucket.no-key-assigner").stringType().defaultValue("STICKY");
     public static final ConfigOption<Boolean> CLIENT_WRITER_DYNAMIC_CREATE_PARTITION =
             ConfigOptions.key("client.writer.dynamic-create-partition.enabled").booleanType().defaultValue(true);
+    /** A batch whose Arrow buffers hold fewer bytes is sent uncompressed, whatever the table's codec (0: none is). */
+    public static final ConfigOption<MemorySize> CLIENT_WRITER_COMPRESSION_MIN_BATCH_SIZE =
+            ConfigOptions.key("client.writer.compression.min-batch-size").memoryType()
+                    .defaultValue(new MemorySize(SinkSettings.DEFAULT_MIN_COMPRESSED_BYTES));
     /** Rows per Arrow batch per bucket before it is sent (besides checkpoints and the end of input). */
     public static final ConfigOption<Integer> SINK_BATCH_ROWS = ConfigOptions.key("sink.buffer-flush.max-rows")
             .intType().defaultValue(16384);

@@ -76,6 +76,8 @@ public final class ArrowBatchWriter implements AutoCloseable {
     private final RowType rowType;
     private final BufferAllocator allocator;
     private final int compression;
+    /** Batches whose vectors hold fewer bytes go uncompressed (0: none does). */
+    private final int minCompressedBytes;
     private final CompressionCodec codec;
     private final RowData.FieldGetter[] getters;
     private final LogicalType[] types;
@@ -110,7 +112,18 @@ public final class ArrowBatchWriter implements AutoCloseable {
     /** {@code initialRows}: rows a batch usually holds (its vectors are allocated for them up front; 0: Arrow's default). */
     public ArrowBatchWriter(RowType rowType, BufferAllocator allocator, int compression, int zstdLevel,
                             int initialRows) {
+        this(rowType, allocator, compression, zstdLevel, initialRows, 0);
+    }
+
+    /**
+     * {@code minCompressedBytes}: a batch whose vectors hold fewer bytes is written uncompressed whatever
+     * {@code compression} says (0: every batch compressed), as the Python client's writers do
+     * ({@code client.writer.compression.min-batch-size}).
+     */
+    public ArrowBatchWriter(RowType rowType, BufferAllocator allocator, int compression, int zstdLevel,
+                            int initialRows, int minCompressedBytes) {
         this.initialRows = initialRows;
+        this.minCompressedBytes = minCompressedBytes;
         this.rowType = rowType;
         this.allocator = allocator;
         this.compression = compression;
@@ -508,24 +521,38 @@ public final class ArrowBatchWriter implements AutoCloseable {
         int n = rows;
         byte[] types = changeTypes == null ? null : changeTypes.toByteArray();
         changeTypes = null;
-        serializeIpc();
+        int used = bodyCompression();
+        serializeIpc(used == compression ? codec : NoCompressionCodec.INSTANCE);
         // the batch is built from the serialization buffer directly (one copy of the IPC message, not two)
-        return LogBatch.build(ipcOut.array(), ipcOut.size(), types, n, schemaId, compression, writerId,
+        return LogBatch.build(ipcOut.array(), ipcOut.size(), types, n, schemaId, used, writerId,
                 batchSequence, 0L, 0, 0L);
     }
 
     /** Serializes the buffered rows as an Arrow IPC record-batch message and starts a new buffer. */
     public byte[] finishIpc() {
-        serializeIpc();
+        serializeIpc(codec);
         return ipcOut.toByteArray();
     }
 
+    /** The codec of the buffered rows' batch: none when their vectors hold fewer than minCompressedBytes. */
+    private int bodyCompression() {
+        if (minCompressedBytes <= 0 || compression == LogBatch.COMPRESSION_NONE) {
+            return compression;
+        }
+        root.setRowCount(rows);
+        long bytes = 0;
+        for (FieldVector v : vectors) {
+            bytes += v.getBufferSize();
+        }
+        return bytes < minCompressedBytes ? LogBatch.COMPRESSION_NONE : compression;
+    }
+
     /** Serializes the buffered rows into {@link #ipcOut} and empties the vectors for the next batch. */
-    private void serializeIpc() {
+    private void serializeIpc(CompressionCodec bodyCodec) {
         try {
             root.setRowCount(rows);
             ipcOut.reset();
-            try (ArrowRecordBatch batch = new VectorUnloader(root, true, codec, true).getRecordBatch()) {
+            try (ArrowRecordBatch batch = new VectorUnloader(root, true, bodyCodec, true).getRecordBatch()) {
                 MessageSerializer.serialize(new WriteChannel(Channels.newChannel(ipcOut)), batch);
             }
         } catch (IOException e) {

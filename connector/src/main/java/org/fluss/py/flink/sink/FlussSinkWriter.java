@@ -271,7 +271,7 @@ public class FlussSinkWriter implements SinkWriter<RowData> {
         if (tb == null || tb.bucket != bucket || tb.partitionId != partitionId) {
             tb = new TableBucket(tableId, partitionId, bucket);
             buf = buffers.computeIfAbsent(tb, k -> new ArrowBatchWriter(rowType, allocator, compression, zstdLevel,
-                    settings.batchRows));
+                    settings.batchRows, settings.minCompressedBytes));
             lastBucket = tb;
             lastBuffer = buf;
         }

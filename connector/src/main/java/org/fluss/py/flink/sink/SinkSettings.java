@@ -15,6 +15,10 @@ public final class SinkSettings implements Serializable {
     public final int requestMaxBytes;
     /** {@code sink.ignore-delete}: DELETE (and UPDATE_BEFORE) rows are dropped instead of applied. */
     public final boolean ignoreDelete;
+    /** {@code client.writer.compression.min-batch-size}: smaller batches are sent uncompressed (0: none is). */
+    public final int minCompressedBytes;
+    /** The default of {@code client.writer.compression.min-batch-size} (the Python client's too). */
+    public static final int DEFAULT_MIN_COMPRESSED_BYTES = 16 * 1024;
 
     public SinkSettings(String acks, int retries, boolean idempotence, String noKeyAssigner,
                         boolean dynamicCreatePartition, int batchRows) {
@@ -23,7 +27,19 @@ public final class SinkSettings implements Serializable {
 
     public SinkSettings(String acks, int retries, boolean idempotence, String noKeyAssigner,
                         boolean dynamicCreatePartition, int batchRows, boolean ignoreDelete) {
+        this(acks, retries, idempotence, noKeyAssigner, dynamicCreatePartition, batchRows, ignoreDelete,
+                DEFAULT_MIN_COMPRESSED_BYTES);
+    }
+
+    public SinkSettings(String acks, int retries, boolean idempotence, String noKeyAssigner,
+                        boolean dynamicCreatePartition, int batchRows, boolean ignoreDelete,
+                        long minCompressedBytes) {
         this.ignoreDelete = ignoreDelete;
+        if (minCompressedBytes < 0 || minCompressedBytes > Integer.MAX_VALUE) {
+            throw new IllegalArgumentException("Invalid value " + minCompressedBytes + " for option "
+                    + "'client.writer.compression.min-batch-size': use 0 to 2147483647 bytes");
+        }
+        this.minCompressedBytes = (int) minCompressedBytes;
         String a = acks.trim().toLowerCase();
         if (!a.equals("all") && !a.equals("-1") && !a.equals("0") && !a.equals("1")) {
             throw new IllegalArgumentException("Invalid value '" + acks + "' for option 'client.writer.acks': use 0, "

@@ -64,7 +64,8 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
                 FlussOptions.BUCKET_NUMBER, FlussOptions.BUCKET_KEY, FlussOptions.CLIENT_WRITER_ACKS,
                 FlussOptions.CLIENT_WRITER_RETRIES, FlussOptions.CLIENT_WRITER_IDEMPOTENCE,
                 FlussOptions.CLIENT_WRITER_BUCKET_NO_KEY_ASSIGNER, FlussOptions.CLIENT_WRITER_DYNAMIC_CREATE_PARTITION,
-                FlussOptions.SINK_BATCH_ROWS, FlussOptions.CLIENT_SCANNER_FETCH_MAX_BYTES,
+                FlussOptions.SINK_BATCH_ROWS, FlussOptions.CLIENT_WRITER_COMPRESSION_MIN_BATCH_SIZE,
+                FlussOptions.CLIENT_SCANNER_FETCH_MAX_BYTES,
                 FlussOptions.CLIENT_SCANNER_FETCH_WAIT_MAX_TIME, FlussOptions.SINK_IGNORE_DELETE, FlussOptions.LOOKUP_ASYNC,
                 FlussOptions.CLIENT_SCANNER_REMOTE_LOG_PREFETCH_NUM, FlussOptions.CLIENT_REMOTE_FILE_DOWNLOAD_THREAD_NUM,
                 FlussOptions.CLIENT_SCANNER_IO_TMPDIR,
@@ -194,7 +195,8 @@ public class FlussDynamicTableFactory implements DynamicTableSourceFactory, Dyna
                     options.get(FlussOptions.CLIENT_WRITER_RETRIES), options.get(FlussOptions.CLIENT_WRITER_IDEMPOTENCE),
                     options.get(FlussOptions.CLIENT_WRITER_BUCKET_NO_KEY_ASSIGNER),
                     options.get(FlussOptions.CLIENT_WRITER_DYNAMIC_CREATE_PARTITION),
-                    options.get(FlussOptions.SINK_BATCH_ROWS), options.get(FlussOptions.SINK_IGNORE_DELETE));
+                    options.get(FlussOptions.SINK_BATCH_ROWS), options.get(FlussOptions.SINK_IGNORE_DELETE),
+                    options.get(FlussOptions.CLIENT_WRITER_COMPRESSION_MIN_BATCH_SIZE).getBytes());
         } catch (IllegalArgumentException e) {
             throw new ValidationException("Table " + id.asSummaryString() + ": " + e.getMessage());
         }

@@ -135,6 +135,34 @@ class LogBatchTest {
         assertFalse(LogBatch.parse(batch).get(0).isValid(), "a flipped byte must break the CRC");
     }
 
+    /** A batch under minCompressedBytes goes uncompressed, a larger one with the table's codec; both decode. */
+    @ParameterizedTest
+    @ValueSource(ints = {LogBatch.COMPRESSION_ZSTD, LogBatch.COMPRESSION_LZ4_FRAME})
+    void smallBatchesAreWrittenUncompressed(int compression) {
+        List<RowData> rows = expectedRows();
+        try (ArrowBatchWriter writer = new ArrowBatchWriter(rowType(), allocator, compression, 3, 0, 16 * 1024);
+             ArrowBatchReader reader = new ArrowBatchReader(rowType(), allocator)) {
+            for (RowData row : rows) {
+                writer.write(row);
+            }
+            LogBatch.View small = LogBatch.parse(writer.finish(1, -1L, -1)).get(0);
+            assertEquals(LogBatch.COMPRESSION_NONE, small.compression());
+            assertRowsEqual(rows, reader.read(small, 0));
+
+            List<RowData> many = new ArrayList<>();
+            for (int i = 0; i < 2000; i++) {
+                many.add(rows.get(i % 2));
+            }
+            for (RowData row : many) {
+                writer.write(row);
+            }
+            LogBatch.View large = LogBatch.parse(writer.finish(1, -1L, -1)).get(0);
+            assertEquals(compression, large.compression());
+            assertEquals(2000, large.recordCount);
+            assertRowsEqual(many, reader.read(large, 0));
+        }
+    }
+
     /**
      * One writer, several batches: the vectors are reset (not reallocated) between batches, so each batch must
      * hold exactly its own rows: no value, null bit or string offset left over from the previous batch. Rows come
