@@ -83,3 +83,15 @@ async def test_a_primary_key_tables_small_changelog_batch_is_stored_uncompressed
     assert _stored_codecs(cluster, table) == [(3, COMPRESSION_NONE), (4003, COMPRESSION_ZSTD)]
     lookuper = table.new_lookup().create_lookuper()
     assert (await lookuper.lookup({"id": 2}))["name"] == "name-2"
+
+
+async def test_a_negative_min_batch_size_is_refused_naming_the_key(cluster, conn, admin, database):
+    table = await _log_table(conn, admin, database, "negative")
+    config = fluss.Config({"bootstrap.servers": cluster.bootstrap_servers, "writer.compression.min-batch-size": "-1"})
+    bad = await fluss.FlussConnection.create(config)
+    try:
+        with pytest.raises(fluss.FlussError, match="writer.compression.min-batch-size must be 0") as e:
+            (await bad.get_table(table.get_table_info().table_path)).new_append().create_writer()
+        assert e.value.error_code == fluss.ErrorCode.INVALID_CONFIG_EXCEPTION
+    finally:
+        await bad.aclose()
