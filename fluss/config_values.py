@@ -25,15 +25,20 @@ _NUMBER_UNIT = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
 
 
 def parse_memory_size(value: object, key: str = "value") -> int:
-    """Bytes in a memory size such as ``64mb``, ``1 gb`` or ``4096``."""
+    """Bytes in a memory size such as ``64mb``, ``1 gb`` or ``4096`` (never negative)."""
     if isinstance(value, int):
-        return value
-    m = _NUMBER_UNIT.match(str(value))
-    unit = m.group(2).lower() if m else None
-    if not m or unit not in _SIZE_UNITS:
-        raise FlussError(f"Invalid memory size {value!r} for '{key}' (examples: 4096, 64kb, 2mb, 1gb)",
+        size = value
+    else:
+        m = _NUMBER_UNIT.match(str(value))
+        unit = m.group(2).lower() if m else None
+        if not m or unit not in _SIZE_UNITS:
+            raise FlussError(f"Invalid memory size {value!r} for '{key}' (examples: 4096, 64kb, 2mb, 1gb)",
+                             ErrorCode.INVALID_CONFIG_EXCEPTION)
+        size = int(float(m.group(1)) * _SIZE_UNITS[unit])
+    if size < 0:
+        raise FlussError(f"Invalid memory size {value!r} for '{key}': a memory size cannot be negative",
                          ErrorCode.INVALID_CONFIG_EXCEPTION)
-    return int(float(m.group(1)) * _SIZE_UNITS[unit])
+    return size
 
 
 def parse_duration_ms(value: object, key: str = "value") -> int:

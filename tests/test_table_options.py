@@ -147,3 +147,16 @@ def test_server_config_warns_on_unknown_keys_and_refuses_invalid_values():
             ServerConfig({**base, key: value}).check()
         assert key in e.value.message and e.value.error_code == ErrorCode.INVALID_CONFIG_EXCEPTION
     assert ServerConfig(base).check() == []
+
+
+@pytest.mark.parametrize("raw", ["-1", "-16kb", "-0.5mb", -4096])
+def test_a_negative_memory_size_is_refused_naming_the_key(raw):
+    from fluss.client.config import Config
+    from fluss.config_values import parse_memory_size
+
+    with pytest.raises(FlussError, match="'writer.batch-size': a memory size cannot be negative") as e:
+        parse_memory_size(raw, "writer.batch-size")
+    assert e.value.error_code == ErrorCode.INVALID_CONFIG_EXCEPTION
+    with pytest.raises(FlussError, match="'writer.compression.min-batch-size': a memory size cannot be negative"):
+        _ = Config({"writer.compression.min-batch-size": raw}).writer_compression_min_batch_size
+    assert parse_memory_size("0", "k") == 0 and parse_memory_size("16kb", "k") == 16384

@@ -68,15 +68,6 @@ ROWS_PER_CHUNK = 8192
 MAX_IN_FLIGHT_WITH_IDEMPOTENCE = 5
 
 
-def min_compressed_batch_bytes(config: Config) -> int:
-    """``writer.compression.min-batch-size``: batches whose buffers hold fewer bytes are sent uncompressed."""
-    n = config.writer_compression_min_batch_size
-    if n < 0:
-        raise FlussError(f"writer.compression.min-batch-size must be 0 (compress every batch) or more, got "
-                         f"{config.get('writer.compression.min-batch-size')!r}", ErrorCode.INVALID_CONFIG_EXCEPTION)
-    return n
-
-
 def max_in_flight_batches(config: Config) -> int:
     """``writer.max-inflight-requests-per-bucket``, checked as Fluss does for an idempotent writer."""
     n = config.writer_max_inflight_requests_per_bucket
@@ -617,7 +608,7 @@ class _TableWriter:
         props = table.get_properties()
         self._compression = parse_compression(LOG_ARROW_COMPRESSION_TYPE.value_of(props))
         self._zstd_level = LOG_ARROW_COMPRESSION_ZSTD_LEVEL.value_of(props)
-        self._min_compressed_bytes = min_compressed_batch_bytes(self._config)
+        self._min_compressed_bytes = self._config.writer_compression_min_batch_size
         self._log_format = log_format_of(props)
         self._batch_size = self._config.writer_batch_size
         self._bucket_key_idx = [self._schema.index_of(k) for k in table.get_bucket_keys()]
