@@ -666,9 +666,7 @@ class ReplicaManager:
                 if not replica.is_leader:
                     raise FlussError(f"Tablet server {self.server_id} lost leadership of {replica.bucket} before "
                                      f"offset {offset} was replicated", ErrorCode.NOT_LEADER_OR_FOLLOWER)
-                if len(replica.isr) < self.min_isr:
-                    raise FlussError(f"Offset {offset} of {replica.bucket} was appended but the ISR {replica.isr} "
-                                     f"shrank below {self.min_isr}", ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND_EXCEPTION)
+                self._check_isr_after_append(replica, offset)
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise FlussError(f"Timed out waiting for the in-sync replicas {replica.isr} of {replica.bucket} "
@@ -677,6 +675,16 @@ class ReplicaManager:
                     await asyncio.wait_for(self._data_arrived.wait(), min(remaining, 0.5))
                 except TimeoutError:
                     pass
+            # as Kafka's delayed produce does: the high watermark may have passed the offset only because the ISR
+            # shrank to fewer members than acks=all promises (the leader learns of a shrink after appending)
+            self._check_isr_after_append(replica, offset)
+
+    def _check_isr_after_append(self, replica: Replica, offset: int) -> None:
+        """Fails an acks=all write whose bucket's ISR is smaller than the minimum, after its append."""
+        if len(replica.isr) < self.min_isr:
+            raise FlussError(f"Offset {offset} of {replica.bucket} was appended but the ISR {replica.isr} is smaller "
+                             f"than log.replica.min-in-sync-replicas-number ({self.min_isr})",
+                             ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND_EXCEPTION)
 
     async def wait_for_kv_visible(self, replica: Replica, offset: int, timeout_s: float) -> None:
         """Waits until the changes of a PutKv up to ``offset`` are visible to lookups, once the high watermark
