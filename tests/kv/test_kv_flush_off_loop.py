@@ -4,8 +4,9 @@ A tablet server's ``ReplicaManager`` and ``TabletServicer`` serve gRPC on loopba
 bucket's leader has a follower (id 99, played by this test) in its ISR, so PutKv batches written with acks=1 stay in
 the pre-write buffer until the follower catches up. Then one FetchLog from the follower moves the high watermark
 over all of them: a flush of ``BATCHES`` x ``ROWS`` values. A probe in its own process calls ListOffsets on the
-server meanwhile; its slowest answer during the flush must stay under ``BOUND_S`` (the same flush, run on the event
-loop, stalled it for about a second).
+server meanwhile; its slowest answer during the flush must stay under ``BOUND_S`` and under half the flush (the same
+flush, run on the event loop, stalled it for about a second: a probe started early in a flush on the loop waits for
+most of it, however fast the machine).
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from fluss.rpc.server import RpcServerBuilder
 from fluss.server.replica.manager import ReplicaManager
 from fluss.server.tablet.service import TabletServicer
 
-BATCHES, ROWS = 20, 30_000
+BATCHES, ROWS = 40, 30_000
 BOUND_S = 0.4
+MIN_FLUSH_S = 0.2  # a shorter flush cannot show a stall above the probes' own jitter
 TABLE_ID, FOLLOWER = 7, 99
 SCHEMA = pa.schema([pa.field("id", pa.int64(), nullable=False), ("payload", pa.string())])
 
@@ -116,9 +118,11 @@ async def test_a_large_kv_flush_does_not_delay_an_unrelated_rpc(tmp_path: Path):
         await asyncio.to_thread(manager.close)
     samples = json.loads(out.strip().splitlines()[-1])
     during = [took for at, took in samples if started <= at <= ended]
-    assert ended - started > BOUND_S, f"the flush took {ended - started:.2f}s: too small to show a stall"
+    flush_s = ended - started
+    assert flush_s > MIN_FLUSH_S, f"the flush took {flush_s:.2f}s: too small to show a stall"
     assert during, "the probe did not run during the flush"
-    assert max(during) < BOUND_S, f"an unrelated RPC waited {max(during):.2f}s during a flush of " \
-                                  f"{BATCHES * ROWS} values ({ended - started:.2f}s, {len(during)} probes)"
+    bound = min(BOUND_S, flush_s / 2)
+    assert max(during) < bound, f"an unrelated RPC waited {max(during):.2f}s during a flush of " \
+                                f"{BATCHES * ROWS} values ({flush_s:.2f}s, {len(during)} probes)"
     assert len(during) >= 3, "the probe answered too rarely during the flush"
 
