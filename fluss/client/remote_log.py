@@ -8,7 +8,8 @@ fetch offset in the first segment) instead of records. The scanner hands them to
   downloaded on the connection's pool of ``remote-file.download-thread-num`` threads, ahead of reading, into a
   private directory under ``scanner.io.tmpdir``; at most ``scanner.remote-log.prefetch-num`` segment files of a
   scanner are on disk at once (the one being read included) and each is deleted once read, so the directory never
-  holds more than that many segments.
+  holds more than that many segments. Every download is a file of its own, even of a segment another scanner of
+  the connection is reading too: one scanner deleting its copy never takes another's.
 * A download that fails on the way (the store unreachable, a connection cut) is tried again with growing waits
   (``fluss.client.retry``) until ``request-timeout`` has passed since its first attempt, then fails with its last
   error, naming the segment. A file that is not there, or that the store refuses to give (permissions), fails at
@@ -29,6 +30,7 @@ client's own ``s3.*`` options.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import logging
 import os
@@ -88,6 +90,7 @@ class RemoteFileDownloader:
         self._options_provider = options_provider  # () -> dict of s3.* options (blocking; called once)
         self._options: dict[str, str] | None = None
         self._lock = threading.Lock()
+        self._downloads = itertools.count()  # numbers each download's file (next() is atomic under the GIL)
 
     def options(self) -> dict[str, str]:
         with self._lock:
@@ -112,7 +115,7 @@ class RemoteFileDownloader:
             time.sleep(state.delay_s())
 
     def _download_once(self, segment: RemoteSegment) -> Path:
-        local = self.directory / f"{segment.segment_id}-{segment.start_offset:020d}.log"
+        local = self.directory / f"{segment.segment_id}-{segment.start_offset:020d}-{next(self._downloads)}.log"
         partial = local.with_suffix(".part")
         try:
             fs, path = filesystem(segment.url, self.options())

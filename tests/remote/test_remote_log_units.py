@@ -831,3 +831,41 @@ def test_the_base_writer_state_follows_the_local_retention_and_a_stale_one_is_ig
     stale = LogTablet.open(tmp_path / "t", SMALL)
     assert stale.writers.check(5, 0, "x") is None  # unknown writer: rebuilt from the local log alone
     stale.close()
+
+
+def test_two_readers_of_one_segment_each_read_their_own_copy(tmp_path):
+    """Two scanners of one connection (e.g. a tiering job's and a union read's) reading the same remote segment:
+    the first one deleting its downloaded file once read must not take the second's (it did: both downloaded to
+    one path, and the second read failed with FileNotFoundError)."""
+    from fluss.client.remote_log import RemoteLogReader
+
+    tb = TableBucket(1, 0)
+    rows = build_batch(pa.record_batch([pa.array(range(10), pa.int64()), pa.array([f"r{i}" for i in range(10)])],
+                                       schema=SCHEMA), schema_id=1, compression=0)
+    segment = _remote_segment_file(tmp_path, size=len(rows))
+    Path(segment.url).write_bytes(rows)
+    info = SimpleNamespace(remote_log_tablet_dir=segment.tablet_dir, first_start_pos=0, remote_log_segments=[
+        SimpleNamespace(remote_log_segment_id=segment.segment_id, remote_log_start_offset=0, remote_log_end_offset=10,
+                        segment_size_in_bytes=len(rows))])
+    downloader = _downloader(tmp_path, deadline_s=10)
+    first, second = RemoteLogReader(downloader, 2), RemoteLogReader(downloader, 2)
+    try:
+        first.add(tb, info)
+        second.add(tb, info)
+
+        async def read_all(reader):
+            chunks = []
+            while not chunks or chunks[-1].segment_end is None:
+                chunks += await reader.read({tb}, 5)
+            return [v for c in chunks for b in c.batches for v in b.to_arrow(SCHEMA).column("v").to_pylist()]
+
+        async def both():
+            got_first = await read_all(first)  # deletes its copy at the end of the segment
+            return got_first, await read_all(second)
+
+        assert asyncio.run(both()) == (list(range(10)), list(range(10)))
+        assert list(downloader.directory.iterdir()) == []  # each reader deleted its own copy
+    finally:
+        first.close()
+        second.close()
+        downloader.close()
