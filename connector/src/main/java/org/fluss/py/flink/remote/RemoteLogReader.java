@@ -27,6 +27,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 import java.util.stream.Stream;
 
@@ -36,7 +37,8 @@ import java.util.stream.Stream;
  * <p>A FetchLog answer below a leader's local log start names remote segments ({@link #add}). Their data files
  * are downloaded ahead of reading on {@code downloadThreads} threads into a private temp directory; at most
  * {@code prefetchNum} segment files of this reader are on disk at once (the one being read included), and each is
- * deleted once read. {@link #read} hands out whole batches of a split's current segment in chunks; a missing file,
+ * deleted once read. Every download is a file of its own, even of a segment downloaded again (a split dropped and
+ * added back while its download runs): deleting one copy never takes another. {@link #read} hands out whole batches of a split's current segment in chunks; a missing file,
  * a file of the wrong size or a batch failing its CRC fails the read with an {@link IOException} naming the
  * segment. When a split's segments are read, its reads go back to the leader.
  */
@@ -49,6 +51,7 @@ public final class RemoteLogReader implements AutoCloseable {
     private final Path directory;
     private final Map<String, RemoteFileSystem> fileSystems = new HashMap<>();
     private final Map<String, SplitReads> splits = new LinkedHashMap<>();
+    private final AtomicLong downloads = new AtomicLong(); // numbers each download's file
 
     /** A chunk of whole batches; {@code segmentEnd} is set when it ends the segment (-1 otherwise). */
     public record Chunk(byte[] data, long segmentEnd) {}
@@ -138,8 +141,9 @@ public final class RemoteLogReader implements AutoCloseable {
     }
 
     private Path download(RemoteSegment segment) {
-        Path target = directory.resolve(segment.segmentId() + "-" + segment.startOffset() + ".log");
-        Path partial = directory.resolve(segment.segmentId() + "-" + segment.startOffset() + ".part");
+        String name = segment.segmentId() + "-" + segment.startOffset() + "-" + downloads.getAndIncrement();
+        Path target = directory.resolve(name + ".log");
+        Path partial = directory.resolve(name + ".part");
         try {
             fileSystem(segment.url()).download(segment.url(), partial);
             long size = Files.size(partial);

@@ -98,6 +98,20 @@ class RemoteLogReaderTest {
     }
 
     @Test
+    void aSegmentDownloadedTwiceIsTwoFilesAndEachReaderDeletesOnlyItsOwn() throws Exception {
+        RemoteLogSegmentPb a = segment("a", 0, 3);
+        reader.add("s", info(a));
+        long deadline = System.currentTimeMillis() + 10_000;
+        while (filesOnDisk() < 1 && System.currentTimeMillis() < deadline) {
+            Thread.sleep(10); // the first download is on disk before the second starts
+        }
+        reader.add("t", info(a)); // used to download onto the first file's name and fail to move there
+        assertEquals(List.of(0L, 10L, 20L), readAll("s"));
+        assertEquals(List.of(0L, 10L, 20L), readAll("t"));
+        assertEquals(0, filesOnDisk());
+    }
+
+    @Test
     void theFirstSegmentIsReadFromItsStartPosition() throws IOException {
         RemoteLogSegmentPb a = segment("a", 0, 5);
         int batch = (int) a.getSegmentSizeInBytes() / 5;
