@@ -21,6 +21,7 @@ import concurrent.futures
 import importlib
 import logging
 import multiprocessing
+import os
 from collections.abc import Mapping
 from typing import Protocol
 
@@ -28,6 +29,7 @@ from fluss.errors import ErrorCode, FlussError
 from fluss.lake.config import lake_format, table_lake_properties
 from fluss.metadata import TableInfo
 from fluss.rpc.gen import fluss_api_pb2 as pb
+from fluss.server.parent_watch import watch_parent_in_background
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +93,11 @@ class LakeCatalogProcess:
 
     def _executor(self) -> concurrent.futures.ProcessPoolExecutor:
         if self._pool is None:
+            # the worker stops when this process dies, however it dies (a pool worker holds both ends of its task
+            # queue, so it would otherwise wait for work for ever after a SIGKILL of the coordinator)
             self._pool = concurrent.futures.ProcessPoolExecutor(
-                max_workers=1, mp_context=multiprocessing.get_context("spawn"))
+                max_workers=1, mp_context=multiprocessing.get_context("spawn"),
+                initializer=watch_parent_in_background, initargs=(os.getpid(),))
         return self._pool
 
     def warm_up(self) -> None:
