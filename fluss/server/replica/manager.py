@@ -957,12 +957,15 @@ class ReplicaManager:
         replica = self.leader_or_raise(tb)
         if replica.table.has_primary_key():
             return self._kv_or_raise(tb).row_count()
+        self._check_high_watermark_caught_up(replica)
         return max(0, replica.log.high_watermark - replica.log.log_start_offset)
 
     async def list_offset(self, tb: TableBucket, offset_type: int, timestamp: int, follower_id: int) -> int:
         """Earliest (the remote log start when the log is tiered), latest (the high watermark; LEO for a
         follower) or the first offset at or after a timestamp (remote segments first, by their max timestamp)."""
         replica = self.leader_or_raise(tb)
+        if offset_type in (1, 2) and follower_id < 0:
+            self._check_high_watermark_caught_up(replica)
         remote = None
         if offset_type in (0, 2) and self.remote_log is not None and follower_id < 0:
             remote = (await self.remote_log.state_of(replica)).manifest
@@ -981,6 +984,18 @@ class ReplicaManager:
             return min(replica.log.offset_for_timestamp(timestamp), replica.log.high_watermark)
         raise FlussError(f"Unknown offset type {offset_type} (0 earliest, 1 latest, 2 timestamp)",
                          ErrorCode.INVALID_TIMESTAMP_EXCEPTION)
+
+    @staticmethod
+    def _check_high_watermark_caught_up(replica: Replica) -> None:
+        """A new leader learned the high watermark as a follower, a fetch behind: until its followers fetch from it
+        the high watermark can lie below records acknowledged in the last term, and a reader bounded by it would miss
+        them. As Kafka's ListOffsets (OFFSET_NOT_AVAILABLE), the latest and timestamp offsets are refused with a
+        retriable error until the high watermark reaches the start of this leader's epoch."""
+        hw, start = replica.log.high_watermark, replica.epoch_start_offset
+        if hw < start:
+            raise FlussError(f"The leader of {replica.name} was elected moments ago and its high watermark ({hw}) "
+                             f"has not yet reached the end of the previous leader's log ({start}); retry",
+                             ErrorCode.LEADER_NOT_AVAILABLE_EXCEPTION)
 
     async def describe_log(self, tb: TableBucket) -> pb.DescribeLogBucketPb:
         """The local and remote log of a bucket this server leads."""
