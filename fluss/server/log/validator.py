@@ -30,9 +30,10 @@ What cannot be told from the bytes is not checked: a body written for another sc
 layout (e.g. DOUBLE where the table has BIGINT) decodes as other values.
 
 The work is per batch and per column (Arrow's own validation, the row codecs' vectorised decode and encode),
-never per row in Python. Decoding a compressed
-body costs its decompression; ``validate`` returns the decoded record batches so the KV write path does not
-decode twice.
+never per row in Python. Decoding a compressed body costs its decompression: a ZSTD body of flat columns is
+decompressed with one reused ZSTD context per thread (``fluss.record.ipc_zstd_decode``; Arrow's reader sets up a
+context per buffer), any other through Arrow's reader. ``validate`` returns the decoded record batches so the KV
+write path does not decode twice.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from fluss.record.ipc_projection import (
     read_message,
     schema_layout,
 )
+from fluss.record.ipc_zstd_decode import decode_zstd_batch, handles
 from fluss.record.log_batch import (
     APPEND_ONLY_FLAG,
     BODY_FORMAT_MASK,
@@ -96,12 +98,13 @@ class _Shape:
     buffers: int
     not_null: list[int]
     schema_message: bytes
+    flat: bool  # every column flat: a ZSTD body is decoded by ``ipc_zstd_decode``
 
     @classmethod
     def of(cls, schema: pa.Schema) -> _Shape:
         layout = schema_layout(schema)  # Fluss's column types never fall back (ProjectionUnsupported)
         return cls(schema, layout.total_nodes, sum(layout.buffers), [i for i, f in enumerate(schema) if not f.nullable],
-                   schema.serialize().to_pybytes())
+                   schema.serialize().to_pybytes(), handles(schema))
 
 
 @dataclass(frozen=True)
@@ -275,6 +278,8 @@ class BatchValidator:
         try:
             if info.codec is None:  # zero-copy
                 rows = pa.ipc.read_record_batch(pa.py_buffer(message), schema)
+            elif info.codec == CODEC_ZSTD and shape.flat:  # one reused ZSTD context (``ipc_zstd_decode``)
+                rows = decode_zstd_batch(info, schema)
             else:  # decompressed on this thread: Arrow's thread pool costs more than it saves on small batches
                 stream = pa.BufferReader(pa.py_buffer(b"".join((shape.schema_message, message))))
                 rows = pa.ipc.open_stream(stream, options=_SINGLE_THREADED).read_next_batch()

@@ -1,0 +1,115 @@
+"""The leader's ZSTD decode of flat columns (fluss/record/ipc_zstd_decode.py): the same record batch as Arrow's IPC
+reader for every flat type Fluss has, with nulls, all-null columns and empty values; nested schemas are left to
+Arrow's reader; damaged bodies are refused by name, and through the validator as CORRUPT_RECORD."""
+
+from __future__ import annotations
+
+import struct
+
+import crc32c
+import pyarrow as pa
+import pytest
+from test_ipc_projection import SCHEMA, _batch
+
+from fluss.errors import ErrorCode, FlussError
+from fluss.record.ipc_projection import read_message
+from fluss.record.ipc_zstd_decode import ZstdBodyError, decode_zstd_batch, handles
+from fluss.record.log_batch import COMPRESSION_ZSTD, LogBatch, build_batch
+from fluss.server.log.validator import BatchValidator
+
+FLAT = pa.schema([f for f in SCHEMA if handles(pa.schema([f]))])
+NESTED = [f.name for f in SCHEMA if not handles(pa.schema([f]))]
+
+
+def _message(rows: pa.RecordBatch) -> bytearray:
+    raw = build_batch(rows, schema_id=1, compression=COMPRESSION_ZSTD)
+    return bytearray(LogBatch(memoryview(raw), 0).ipc_message())
+
+
+def _arrow_reader(message: bytes, schema: pa.Schema) -> pa.RecordBatch:
+    return pa.ipc.open_stream(pa.BufferReader(schema.serialize().to_pybytes() + bytes(message))).read_next_batch()
+
+
+def test_only_nested_columns_are_left_to_arrows_reader():
+    assert len(FLAT) == len(SCHEMA) - 4 and NESTED == ["c29", "c30", "c31", "c32"]  # ARRAY, MAP, ROW, ARRAY<ROW>
+    assert not handles(SCHEMA)
+
+
+@pytest.mark.parametrize("n, null_fraction", [(1, 0.0), (37, 0.2), (5000, 0.0), (5000, 0.5), (64, 1.0)])
+def test_the_same_batch_as_arrows_reader(n: int, null_fraction: float):
+    rows = _batch(n, seed=n, null_fraction=null_fraction).select(FLAT.names)
+    rows = pa.RecordBatch.from_arrays(rows.columns, schema=FLAT)
+    message = _message(rows)
+    ours = decode_zstd_batch(read_message(memoryview(message)), FLAT)
+    ours.validate(full=True)
+    assert ours.equals(_arrow_reader(message, FLAT)) and ours.equals(rows)
+    assert [c.null_count for c in ours.columns] == [c.null_count for c in rows.columns]
+
+
+def _first_compressed_buffer(message: bytearray) -> tuple[int, int, int]:
+    """(position of the buffer in ``message``, its length, its declared decompressed size)."""
+    info = read_message(memoryview(message))
+    spans = struct.unpack_from(f"<{2 * info.buffer_count}q", info.metadata, info.buffers_at)
+    body_at = len(message) - len(info.body)
+    for i in range(0, len(spans), 2):
+        offset, length = spans[i], spans[i + 1]
+        if length > 8:
+            size = struct.unpack_from("<q", message, body_at + offset)[0]
+            if size > 0:
+                return body_at + offset, length, size
+    raise AssertionError("no compressed buffer")
+
+
+def _damaged(how: str) -> bytearray:
+    rows = pa.record_batch({"id": pa.array(range(4000), pa.int64()), "s": [f"value-{i}" for i in range(4000)]})
+    message = _message(rows)
+    at, length, size = _first_compressed_buffer(message)
+    if how == "garbage":
+        message[at + 8: at + length] = bytes(length - 8)
+    elif how == "size":
+        struct.pack_into("<q", message, at, size + 8)
+    elif how == "huge":
+        struct.pack_into("<q", message, at, 1 << 40)
+    return message
+
+
+@pytest.mark.parametrize("how, says", [("garbage", "does not decompress with ZSTD"), ("size", "declares"),
+                                       ("huge", "declares 1099511627776")])
+def test_a_damaged_body_is_refused_naming_the_buffer(how: str, says: str):
+    message = _damaged(how)
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    with pytest.raises(ZstdBodyError, match=says):
+        decode_zstd_batch(read_message(memoryview(message)), schema)
+
+
+def test_the_validator_refuses_a_damaged_zstd_body_as_corrupt():
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    rows = pa.record_batch({"id": pa.array(range(4000), pa.int64()), "s": [f"value-{i}" for i in range(4000)]})
+    raw = bytearray(build_batch(rows, schema_id=1, compression=COMPRESSION_ZSTD))
+    batch = LogBatch(memoryview(raw), 0)
+    ipc_at = len(raw) - len(batch.ipc_message())
+    at, length, _ = _first_compressed_buffer(bytearray(batch.ipc_message()))
+    raw[ipc_at + at + 8: ipc_at + at + length] = bytes(length - 8)
+    # the header's CRC covers everything after it: recomputed, so only the body is wrong
+    struct.pack_into("<I", raw, 0, crc32c.crc32c(bytes(raw[4:])))
+    validator = BatchValidator("table db.t bucket 0", 1, schema)
+    assert validator.validate(build_batch(rows, schema_id=1, compression=COMPRESSION_ZSTD))[0].rows.equals(rows)
+    with pytest.raises(FlussError) as e:
+        validator.validate(bytes(raw))
+    assert e.value.error_code == ErrorCode.CORRUPT_RECORD_EXCEPTION
+    assert "does not decompress with ZSTD" in e.value.message
+
+
+def test_a_reader_decodes_a_small_zstd_batch_with_it_and_refuses_a_damaged_one():
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    rows = pa.record_batch({"id": pa.array(range(300), pa.int64()), "s": [f"value-{i}" for i in range(300)]},
+                           schema=schema)
+    raw = bytearray(build_batch(rows, schema_id=1, compression=COMPRESSION_ZSTD))
+    assert LogBatch(memoryview(bytes(raw)), 0).to_arrow(schema).equals(rows)
+    batch = LogBatch(memoryview(raw), 0)
+    ipc_at = len(raw) - len(batch.ipc_message())
+    at, length, size = _first_compressed_buffer(bytearray(batch.ipc_message()))
+    struct.pack_into("<q", raw, ipc_at + at, size - 8)  # declares fewer bytes than its frame holds
+    with pytest.raises(FlussError) as e:
+        LogBatch(memoryview(bytes(raw)), 0).to_arrow(schema)
+    assert e.value.error_code == ErrorCode.CORRUPT_RECORD_EXCEPTION and "declares" in e.value.message
