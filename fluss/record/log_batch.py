@@ -388,7 +388,7 @@ def valid_bytes(buf: Buffer) -> int:
 # bodies of fewer bytes than that are decompressed on it (``LogBatch.to_arrow``): Arrow's thread pool costs more
 # than it saves on small batches (a 100-row batch: 125 vs 220 us of CPU to encode, 70 vs 190 us to decode), and
 # each hand-over releases the GIL, which a busy client waits for. A small ZSTD body of flat columns is decompressed
-# with one reused ZSTD context (``fluss.record.ipc_zstd_decode``: 49 instead of 182 us for 20 benchmark rows);
+# with one reused ZSTD context (``fluss.record.ipc_zstd_decode``: 49-60 instead of 182 us for 20 benchmark rows);
 # larger ones stay with Arrow's threaded reader, which a full scan's client ran faster (14.96M against 12.40M
 # rows/s, ``reliability.scan_ab``, 2026-12-04).
 THREADED_COMPRESSION_MIN_BYTES = 256 * 1024

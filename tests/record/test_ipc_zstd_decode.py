@@ -13,7 +13,7 @@ from test_ipc_projection import SCHEMA, _batch
 
 from fluss.errors import ErrorCode, FlussError
 from fluss.record.ipc_projection import read_message
-from fluss.record.ipc_zstd_decode import ZstdBodyError, decode_zstd_batch, handles
+from fluss.record.ipc_zstd_decode import ZstdBodyError, _buffer, _decompressor, decode_zstd_batch, handles
 from fluss.record.log_batch import COMPRESSION_ZSTD, LogBatch, build_batch
 from fluss.server.log.validator import BatchValidator
 
@@ -70,16 +70,37 @@ def _damaged(how: str) -> bytearray:
         struct.pack_into("<q", message, at, size + 8)
     elif how == "huge":
         struct.pack_into("<q", message, at, 1 << 40)
+    elif how == "corrupt block":
+        message[at + length - 4: at + length] = bytes(4)
     return message
 
 
 @pytest.mark.parametrize("how, says", [("garbage", "does not decompress with ZSTD"), ("size", "declares"),
-                                       ("huge", "declares 1099511627776")])
+                                       ("huge", "declares 1099511627776"),
+                                       ("corrupt block", "does not decompress|decompresses to")])
 def test_a_damaged_body_is_refused_naming_the_buffer(how: str, says: str):
     message = _damaged(how)
     schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
     with pytest.raises(ZstdBodyError, match=says):
         decode_zstd_batch(read_message(memoryview(message)), schema)
+    with pytest.raises((pa.ArrowException, OSError, ValueError)):  # readers could not have read it either
+        _arrow_reader(message, schema).validate(full=True)
+
+
+@pytest.mark.parametrize("tail", [bytes(8), b"frame", b"header"])
+@pytest.mark.parametrize("count", [5000, 50_000])  # a heap buffer, and one of Arrow's pool (POOLED_MIN_BYTES)
+def test_bytes_after_the_frame_are_refused_as_arrows_reader_refuses_them(tail: bytes, count: int):
+    """A buffer is exactly one ZSTD frame: Arrow's reader fails on anything after it (a second frame, a frame
+    header, zeros), so a leader that accepted such a buffer would store a batch no reader can read."""
+    values = b"".join(i.to_bytes(8, "little") for i in range(count))
+    frame = pa.compress(values, codec="zstd", asbytes=True)
+    tail = {b"frame": frame, b"header": frame[:5]}.get(tail, tail)
+    body = memoryview(struct.pack("<q", len(values)) + frame + tail)
+    assert _buffer(body[:8 + len(frame)], 0, 8 + len(frame), _decompressor()).to_pybytes() == values
+    with pytest.raises(ZstdBodyError, match="after its prefix, its ZSTD frame|unused data"):
+        _buffer(body, 0, len(body), _decompressor())
+    with pytest.raises((pa.ArrowException, OSError)):
+        pa.decompress(frame + tail, decompressed_size=len(values), codec="zstd")
 
 
 def test_the_validator_refuses_a_damaged_zstd_body_as_corrupt():
