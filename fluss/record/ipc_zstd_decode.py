@@ -94,6 +94,8 @@ def _buffer(body: memoryview, offset: int, length: int, d: zstandard.ZstdDecompr
         return pa.py_buffer(data)
     if size < 0 or size > MAX_BUFFER_BYTES:
         raise ZstdBodyError(f"buffer at {offset} declares {size} decompressed bytes")
+    if size == 0 and not data:  # an empty buffer as Arrow Java writes it: the prefix alone
+        return _EMPTY
     try:
         framed = zstandard.frame_content_size(data)
         if framed not in (-1, size):  # -1: the frame does not say

@@ -134,3 +134,16 @@ def test_a_reader_decodes_a_small_zstd_batch_with_it_and_refuses_a_damaged_one()
     with pytest.raises(FlussError) as e:
         LogBatch(memoryview(bytes(raw)), 0).to_arrow(schema)
     assert e.value.error_code == ErrorCode.CORRUPT_RECORD_EXCEPTION and "declares" in e.value.message
+
+
+def test_an_empty_buffer_may_be_its_prefix_alone_or_an_empty_frame():
+    """Arrow Java (the Flink connector's writer) writes an empty buffer as the 8-byte prefix 0 and no frame, Arrow
+    C++ as a frame of no content; Arrow's reader takes both, and so does the leader. Anything else after a prefix 0
+    is refused."""
+    for data in (b"", pa.compress(b"", codec="zstd", asbytes=True)):
+        body = memoryview(struct.pack("<q", 0) + data)
+        assert _buffer(body, 0, len(body), _decompressor()).size == 0
+        assert pa.decompress(data, decompressed_size=0, codec="zstd").size == 0
+    body = memoryview(struct.pack("<q", 0) + b"garbage!")
+    with pytest.raises(ZstdBodyError, match="does not decompress with ZSTD"):
+        _buffer(body, 0, len(body), _decompressor())
