@@ -9,6 +9,7 @@ import struct
 import crc32c
 import pyarrow as pa
 import pytest
+import zstandard
 from test_ipc_projection import SCHEMA, _batch
 
 from fluss.errors import ErrorCode, FlussError
@@ -147,3 +148,17 @@ def test_an_empty_buffer_may_be_its_prefix_alone_or_an_empty_frame():
     body = memoryview(struct.pack("<q", 0) + b"garbage!")
     with pytest.raises(ZstdBodyError, match="does not decompress with ZSTD"):
         _buffer(body, 0, len(body), _decompressor())
+
+
+@pytest.mark.parametrize("count", [1000, 50_000])  # a heap buffer, and one of Arrow's pool
+def test_a_frame_without_its_content_size_decodes_to_exactly_the_declared_length(count: int):
+    """Some writers' frames do not record their content size (a streaming encoder's, e.g. arrow-rs'): the prefix
+    alone bounds them, and a frame holding more than the prefix says is refused."""
+    values = b"".join(i.to_bytes(8, "little") for i in range(count))
+    frame = zstandard.ZstdCompressor(write_content_size=False, write_checksum=True).compress(values)
+    assert zstandard.frame_content_size(frame) == -1
+    body = memoryview(struct.pack("<q", len(values)) + frame)
+    assert _buffer(body, 0, len(body), _decompressor()).to_pybytes() == values
+    short = memoryview(struct.pack("<q", len(values) - 8) + frame)
+    with pytest.raises(ZstdBodyError, match="decompress"):
+        _buffer(short, 0, len(short), _decompressor())
